@@ -1,0 +1,5 @@
+"""``python -m cogen`` runs the command line."""
+
+from cogen.cli import main
+
+main()

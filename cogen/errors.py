@@ -1,0 +1,87 @@
+"""One hierarchy for every error cogen raises on purpose.
+
+Messages name the file, the field and the fix; the CLI prints them without a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "BankError",
+    "BuildError",
+    "CogenError",
+    "EvalError",
+    "GenerationError",
+    "PlacementError",
+    "PublishError",
+    "SpecError",
+    "TransformError",
+    "UnknownNameError",
+    "close_matches",
+]
+
+
+class CogenError(Exception):
+    """Base class of every error cogen raises on purpose."""
+
+
+class SpecError(CogenError, ValueError):
+    """An experiment spec (YAML file or Python object) is invalid.
+
+    ``where`` locates the problem ("split_specs/c1.yaml, line 12, field experiments.C1-1.grid").
+    """
+
+    def __init__(self, message: str, where: str | None = None, fix: str | None = None):
+        self.where, self.fix = where, fix
+        text = f"{where}: {message}" if where else message
+        if fix:
+            text = f"{text}\n  fix: {fix}"
+        super().__init__(text)
+
+
+class UnknownNameError(SpecError, KeyError):
+    """A transformation, property or config name that does not exist; lists close matches."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str], where: str | None = None):
+        self.kind, self.name = kind, name
+        self.suggestions = close_matches(name, known)
+        hint = f"did you mean {', '.join(map(repr, self.suggestions))}?" if self.suggestions else None
+        super().__init__(f"unknown {kind} {name!r}", where=where, fix=hint)
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the whole message
+        return self.args[0]
+
+
+class BankError(CogenError):
+    """The object bank is missing, corrupt or asked for something it does not hold."""
+
+
+class TransformError(CogenError):
+    """A transformation was called with arguments it cannot take."""
+
+
+class PlacementError(CogenError):
+    """Objects cannot be placed on the requested grid."""
+
+
+class GenerationError(CogenError):
+    """Rejection sampling cannot reach the requested sample count (reports counts by cause)."""
+
+
+class BuildError(CogenError):
+    """A dataset build cannot proceed (output folder, shards, manifests)."""
+
+
+class PublishError(CogenError):
+    """Publishing to a Hugging Face Hub failed; nothing was half-published."""
+
+
+class EvalError(CogenError):
+    """A predictions file or dataset cannot be scored."""
+
+
+def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` names from ``known`` that look like ``name`` (for 'did you mean' hints)."""
+    return difflib.get_close_matches(name, list(known), n=n, cutoff=0.5)
