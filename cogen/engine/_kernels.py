@@ -1,0 +1,482 @@
+"""Numba kernels of the transformation engine: one object step, whole scenes, rendering.
+
+All kernels live in this one module on purpose: Numba's on-disk cache only notices edits to a
+kernel's own file, so kernels that call each other must share it. Every kernel is compiled
+with :func:`cogen._jit.kernel`. Kernels take arrays and scalars only; the plain-Python API
+(validation, names) is :mod:`cogen.engine.scene`.
+
+Object layout, shared by every kernel:
+
+* ``box``    int32[4] = (row, col, h, w): the top-left anchor and size of the *tight* box;
+* ``pixels`` int8 row of length >= h*w holding the box row-major (0 = background);
+* a transformation writes its result into a 2-D int8 ``scratch`` (cells [:h', :w']), is then
+  re-tightened if it is a crop, and copied back into ``pixels``.
+
+Token ids come from :data:`cogen.engine.registry.TRANSFORMS` (they are compiled in as
+constants; they never change). Token 0 is the identity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cogen._jit import kernel
+from cogen.engine.registry import IDENTITY_TOKEN, TRANSFORMS
+
+__all__ = [
+    "CANNOT_APPLY",
+    "OK",
+    "OUT_OF_GRID",
+    "OVERLAP",
+    "STATUS_NAMES",
+    "apply_batch",
+    "render_scene",
+    "run_scene",
+    "transform_free",
+]
+
+OK = 0
+CANNOT_APPLY = 1
+OUT_OF_GRID = 2
+OVERLAP = 3
+STATUS_NAMES = (None, "cannot_apply", "out_of_grid", "overlap")
+"""Cause string of each status code (``None`` for OK), as used by ``SceneResult.cause``."""
+
+_T = {name: record.token for name, record in TRANSFORMS.items()}
+IDENTITY = IDENTITY_TOKEN
+UP, DOWN, LEFT, RIGHT = _T["translate_up"], _T["translate_down"], _T["translate_left"], _T["translate_right"]
+ROT90, FLIP_ROWS, FLIP_COLS = _T["rot90"], _T["mirror_horizontal"], _T["mirror_vertical"]
+CROP_TOP, CROP_BOTTOM = _T["crop_top_side"], _T["crop_bottom_side"]
+CROP_LEFT, CROP_RIGHT, CROP_CONTOURS = _T["crop_left_side"], _T["crop_right_side"], _T["crop_contours"]
+RECOLOR, FILL_SAME, FILL_OTHER = _T["change_shape_color"], _T["fill_holes_same_color"], _T["fill_holes_different_color"]
+EMPTY, EXTEND_SAME, EXTEND_OTHER = _T["empty_inside_pixels"], _T["extend_contours_same_color"], _T["extend_contours_different_color"]
+PAD_TOP, PAD_BOTTOM, PAD_LEFT, PAD_RIGHT, PAD_RING = (
+    _T["pad_top"], _T["pad_bottom"], _T["pad_left"], _T["pad_right"], _T["pad_shape"])
+DOUBLE_RIGHT, DOUBLE_LEFT, DOUBLE_DOWN, DOUBLE_UP, QUADRUPLE = (
+    _T["double_right"], _T["double_left"], _T["double_down"], _T["double_up"], _T["quadruple_shape"])
+N_TOKENS = len(_T) + 1
+del _T
+
+
+# ----------------------------------------------------------------------------- geometry
+
+@kernel
+def _out_box(token, row, col, h, w):
+    """Nominal (row, col, h, w) of the result, before crops re-tighten; h or w <= 0: impossible."""
+    if token == UP:
+        return row - 1, col, h, w
+    if token == DOWN:
+        return row + 1, col, h, w
+    if token == LEFT:
+        return row, col - 1, h, w
+    if token == RIGHT:
+        return row, col + 1, h, w
+    if token == ROT90:
+        return row, col, w, h
+    if token == CROP_TOP:
+        return row + h // 2, col, h - h // 2, w
+    if token == CROP_BOTTOM:
+        return row, col, (h + 1) // 2, w
+    if token == CROP_LEFT:
+        return row, col + w // 2, h, w - w // 2
+    if token == CROP_RIGHT:
+        return row, col, h, (w + 1) // 2
+    if token == CROP_CONTOURS:
+        return row + 1, col + 1, h - 2, w - 2
+    if token == EXTEND_SAME or token == EXTEND_OTHER or token == PAD_RING:
+        return row - 1, col - 1, h + 2, w + 2
+    if token == PAD_TOP:
+        return row - 1, col, h + 1, w
+    if token == PAD_BOTTOM:
+        return row, col, h + 1, w
+    if token == PAD_LEFT:
+        return row, col - 1, h, w + 1
+    if token == PAD_RIGHT:
+        return row, col, h, w + 1
+    if token == DOUBLE_RIGHT:
+        return row, col, h, 2 * w
+    if token == DOUBLE_LEFT:
+        return row, col - w, h, 2 * w
+    if token == DOUBLE_DOWN:
+        return row, col, 2 * h, w
+    if token == DOUBLE_UP:
+        return row - h, col, 2 * h, w
+    if token == QUADRUPLE:
+        return row - h, col - w, 2 * h, 2 * w
+    if 0 < token < N_TOKENS:  # mirrors, colour, fills, empty: same box
+        return row, col, h, w
+    return row, col, 0, 0  # unknown token: cannot apply
+
+
+# ----------------------------------------------------------------------------- colour helpers
+
+@kernel
+def _most_frequent_color(src, size):
+    """Most frequent non-zero colour of ``src[:size]``; ties go to the smallest colour (0 if none)."""
+    best, best_count = 0, 0
+    for color in range(1, 10):
+        count = 0
+        for k in range(size):
+            if src[k] == color:
+                count += 1
+        if count > best_count:
+            best, best_count = color, count
+    return best
+
+
+@kernel
+def _next_color(color):
+    """The colour shift c -> (c mod 9) + 1."""
+    return color % 9 + 1
+
+
+# ----------------------------------------------------------------------------- pixel writers
+
+@kernel
+def _write_flip(src, h, w, scratch, flip_rows, flip_cols):
+    """scratch[:h, :w] = the box, rows and/or columns reversed (a plain copy if neither)."""
+    for i in range(h):
+        y = h - 1 - i if flip_rows else i
+        for j in range(w):
+            scratch[i, j] = src[y * w + (w - 1 - j if flip_cols else j)]
+
+
+@kernel
+def _write_rot90(src, h, w, scratch):
+    """scratch[:w, :h] = numpy.rot90(box, 1) (counter-clockwise)."""
+    for i in range(w):
+        for j in range(h):
+            scratch[i, j] = src[j * w + (w - 1 - i)]
+
+
+@kernel
+def _write_window(src, w, top, left, out_h, out_w, scratch):
+    """scratch[:out_h, :out_w] = box[top:top+out_h, left:left+out_w] (crops)."""
+    for i in range(out_h):
+        for j in range(out_w):
+            scratch[i, j] = src[(top + i) * w + left + j]
+
+
+@kernel
+def _write_recolor(src, h, w, scratch):
+    """scratch[:h, :w] = the box with every colour shifted by one."""
+    for i in range(h):
+        for j in range(w):
+            value = src[i * w + j]
+            scratch[i, j] = _next_color(value) if value != 0 else 0
+
+
+@kernel
+def _write_empty(src, h, w, scratch):
+    """scratch[:h, :w] = the box without pixels whose 4 neighbours are all non-zero."""
+    for i in range(h):
+        for j in range(w):
+            k = i * w + j
+            inner = (0 < i < h - 1 and 0 < j < w - 1 and src[k - w] != 0 and src[k + w] != 0
+                     and src[k - 1] != 0 and src[k + 1] != 0)
+            scratch[i, j] = 0 if inner else src[k]
+
+
+@kernel
+def _mark_outside(scratch, h, w):
+    """Set to -1 every 0 of scratch[:h, :w] that is 4-connected to the box border; count the rest.
+
+    Returns the number of hole cells (0 cells not reached). Alternating sweeps need no stack.
+    """
+    for i in range(h):
+        for j in range(w):
+            if scratch[i, j] == 0 and (i == 0 or j == 0 or i == h - 1 or j == w - 1):
+                scratch[i, j] = -1
+    changed = True
+    while changed:
+        changed = False
+        for step in range(2):
+            for n in range(h * w):
+                k = n if step == 0 else h * w - 1 - n
+                i, j = k // w, k % w
+                if scratch[i, j] == 0 and (scratch[i - 1, j] == -1 or scratch[i + 1, j] == -1
+                                           or scratch[i, j - 1] == -1 or scratch[i, j + 1] == -1):
+                    scratch[i, j] = -1
+                    changed = True
+    holes = 0
+    for i in range(h):
+        for j in range(w):
+            holes += scratch[i, j] == 0
+    return holes
+
+
+@kernel
+def _write_fill(src, h, w, scratch, same_color):
+    """Fill the holes (if any): same colour repaints the object; otherwise holes get the next colour."""
+    _write_flip(src, h, w, scratch, False, False)
+    if _mark_outside(scratch, h, w) == 0:
+        _write_flip(src, h, w, scratch, False, False)  # not hollow: identity
+        return
+    color = _most_frequent_color(src, h * w)
+    hole_color = color if same_color else _next_color(color)
+    for i in range(h):
+        for j in range(w):
+            value = scratch[i, j]
+            if value == -1:
+                scratch[i, j] = 0
+            elif value == 0:
+                scratch[i, j] = hole_color
+            elif same_color:
+                scratch[i, j] = color
+
+
+@kernel
+def _write_extend(src, h, w, scratch, color):
+    """scratch[:h+2, :w+2] = box with its edge rows/columns replicated outwards, corners empty.
+
+    ``color`` 0 copies the edge colours; otherwise every added pixel gets ``color``.
+    """
+    for i in range(h + 2):
+        for j in range(w + 2):
+            y = min(max(i - 1, 0), h - 1)
+            x = min(max(j - 1, 0), w - 1)
+            corner = (i == 0 or i == h + 1) and (j == 0 or j == w + 1)
+            value = 0 if corner else src[y * w + x]
+            added = i == 0 or i == h + 1 or j == 0 or j == w + 1
+            scratch[i, j] = color if (added and value != 0 and color != 0) else value
+
+
+@kernel
+def _write_pad(src, h, w, scratch, top, bottom, left, right):
+    """Box surrounded by the given numbers (0/1) of pad rows/columns: top 8, bottom 9, left 7, right 6.
+
+    Columns are painted after rows, so ring corners get 7 (left) and 6 (right).
+    """
+    for i in range(h + top + bottom):
+        for j in range(w + left + right):
+            y, x = i - top, j - left
+            if x < 0:
+                value = 7
+            elif x >= w:
+                value = 6
+            elif y < 0:
+                value = 8
+            elif y >= h:
+                value = 9
+            else:
+                value = src[y * w + x]
+            scratch[i, j] = value
+
+
+@kernel
+def _write_tile(src, h, w, scratch, copies_down, copies_right):
+    """scratch = the box tiled copies_down x copies_right times, no gaps."""
+    for i in range(h * copies_down):
+        for j in range(w * copies_right):
+            scratch[i, j] = src[(i % h) * w + j % w]
+
+
+@kernel
+def _write(token, src, h, w, scratch):
+    """Write the nominal result of ``token`` on the box (src, h, w) into ``scratch``."""
+    if token == ROT90:
+        _write_rot90(src, h, w, scratch)
+    elif token == FLIP_ROWS or token == FLIP_COLS:
+        _write_flip(src, h, w, scratch, token == FLIP_ROWS, token == FLIP_COLS)
+    elif token == CROP_TOP:
+        _write_window(src, w, h // 2, 0, h - h // 2, w, scratch)
+    elif token == CROP_BOTTOM:
+        _write_window(src, w, 0, 0, (h + 1) // 2, w, scratch)
+    elif token == CROP_LEFT:
+        _write_window(src, w, 0, w // 2, h, w - w // 2, scratch)
+    elif token == CROP_RIGHT:
+        _write_window(src, w, 0, 0, h, (w + 1) // 2, scratch)
+    elif token == CROP_CONTOURS:
+        _write_window(src, w, 1, 1, h - 2, w - 2, scratch)
+    elif token == RECOLOR:
+        _write_recolor(src, h, w, scratch)
+    elif token == FILL_SAME or token == FILL_OTHER:
+        _write_fill(src, h, w, scratch, token == FILL_SAME)
+    elif token == EMPTY:
+        _write_empty(src, h, w, scratch)
+    elif token == EXTEND_SAME:
+        _write_extend(src, h, w, scratch, 0)
+    elif token == EXTEND_OTHER:
+        _write_extend(src, h, w, scratch, _next_color(_most_frequent_color(src, h * w)))
+    elif PAD_TOP <= token <= PAD_RING:
+        ring = token == PAD_RING
+        _write_pad(src, h, w, scratch, int(token == PAD_TOP or ring), int(token == PAD_BOTTOM or ring),
+                   int(token == PAD_LEFT or ring), int(token == PAD_RIGHT or ring))
+    elif token == DOUBLE_RIGHT or token == DOUBLE_LEFT:
+        _write_tile(src, h, w, scratch, 1, 2)
+    elif token == DOUBLE_DOWN or token == DOUBLE_UP:
+        _write_tile(src, h, w, scratch, 2, 1)
+    elif token == QUADRUPLE:
+        _write_tile(src, h, w, scratch, 2, 2)
+
+
+# ----------------------------------------------------------------------------- one object
+
+@kernel
+def _tight_bounds(scratch, h, w):
+    """(top, left, bottom, right) exclusive bounds of the non-zero cells of scratch[:h, :w].
+
+    Returns (0, 0, 0, 0) when every cell is zero.
+    """
+    top, left, bottom, right = h, w, 0, 0
+    for i in range(h):
+        for j in range(w):
+            if scratch[i, j] != 0:
+                top, bottom = min(top, i), max(bottom, i + 1)
+                left, right = min(left, j), max(right, j + 1)
+    if bottom == 0:
+        return 0, 0, 0, 0
+    return top, left, bottom, right
+
+
+@kernel
+def _store(scratch, top, left, h, w, pixels):
+    """pixels[:h*w] = scratch[top:top+h, left:left+w] row-major."""
+    for i in range(h):
+        for j in range(w):
+            pixels[i * w + j] = scratch[top + i, left + j]
+
+
+@kernel
+def transform_object(token, box, pixels, scratch, height, width):
+    """Apply ``token`` to one object in place; return OK, CANNOT_APPLY or OUT_OF_GRID.
+
+    ``box`` int32[4] (row, col, h, w) and ``pixels`` (row-major box in ``pixels[:h*w]``) are
+    updated only on OK. The result must fit in rows [0, height) and columns [0, width);
+    ``scratch`` (2-D int8) must hold the nominal result, which is at most height x width.
+    Crops re-tighten the box around what they keep; an empty result cannot apply.
+    """
+    row, col, h, w = int(box[0]), int(box[1]), int(box[2]), int(box[3])
+    new_row, new_col, new_h, new_w = _out_box(token, row, col, h, w)
+    if new_h <= 0 or new_w <= 0:
+        return CANNOT_APPLY
+    if new_row < 0 or new_col < 0 or new_row + new_h > height or new_col + new_w > width:
+        return OUT_OF_GRID
+    if UP <= token <= RIGHT:  # translations only move the anchor
+        box[0], box[1] = new_row, new_col
+        return OK
+    _write(token, pixels, h, w, scratch)
+    top, left = 0, 0
+    if CROP_TOP <= token <= CROP_CONTOURS:
+        top, left, bottom, right = _tight_bounds(scratch, new_h, new_w)
+        if bottom == 0:
+            return CANNOT_APPLY
+        new_h, new_w = bottom - top, right - left
+    _store(scratch, top, left, new_h, new_w, pixels)
+    box[0], box[1], box[2], box[3] = new_row + top, new_col + left, new_h, new_w
+    return OK
+
+
+@kernel
+def transform_free(token, box, pixels, scratch):
+    """Apply ``token`` to one object on an unbounded plane (never OUT_OF_GRID).
+
+    Needs ``pixels`` of length >= (2h+2)(2w+2) and ``scratch`` of at least (2h+2) x (2w+2),
+    the largest any transformation can grow an h x w box. Returns OK or CANNOT_APPLY.
+    """
+    row, col, h, w = int(box[0]), int(box[1]), int(box[2]), int(box[3])
+    box[0], box[1] = h + 1, w + 1  # room for any growth inside a (3h+2) x (3w+2) plane
+    status = transform_object(token, box, pixels, scratch, 3 * h + 2, 3 * w + 2)
+    box[0] += row - (h + 1)
+    box[1] += col - (w + 1)
+    return status
+
+
+@kernel
+def apply_batch(token, boxes, pixels, scratch, status):
+    """``transform_free`` on every object i of (boxes[i], pixels[i]); status[i] gets the result."""
+    for i in range(boxes.shape[0]):
+        status[i] = transform_free(token, boxes[i], pixels[i], scratch)
+
+
+# ----------------------------------------------------------------------------- scenes
+
+@kernel
+def _overlap(boxes, pixels, a, b):
+    """True if objects a and b have a non-zero pixel on the same cell."""
+    top = max(boxes[a, 0], boxes[b, 0])
+    bottom = min(boxes[a, 0] + boxes[a, 2], boxes[b, 0] + boxes[b, 2])
+    left = max(boxes[a, 1], boxes[b, 1])
+    right = min(boxes[a, 1] + boxes[a, 3], boxes[b, 1] + boxes[b, 3])
+    for r in range(top, bottom):
+        for c in range(left, right):
+            if (pixels[a, (r - boxes[a, 0]) * boxes[a, 3] + c - boxes[a, 1]] != 0
+                    and pixels[b, (r - boxes[b, 0]) * boxes[b, 3] + c - boxes[b, 1]] != 0):
+                return True
+    return False
+
+
+@kernel
+def _any_overlap(boxes, pixels, count):
+    """True if any two of the first ``count`` objects overlap."""
+    for b in range(1, count):
+        for a in range(b):
+            if _overlap(boxes, pixels, a, b):
+                return True
+    return False
+
+
+@kernel
+def render_scene(boxes, pixels, n, height, width, grid):
+    """Zero grid[:height, :width] and draw the non-zero pixels of objects 0..n-1 into it.
+
+    Arguments: ``boxes`` int32[:, ::1] rows (row, col, h, w); ``pixels`` int8[:, ::1] with
+    object i's box row-major in pixels[i, :h*w]; ``grid`` int8[:, ::1] of at least
+    height x width. Objects must lie inside the grid (not checked); later objects are drawn
+    over earlier ones. Cells outside height x width are untouched.
+    """
+    for r in range(height):
+        for c in range(width):
+            grid[r, c] = 0
+    for i in range(n):
+        row, col, h, w = boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3]
+        for y in range(h):
+            for x in range(w):
+                value = pixels[i, y * w + x]
+                if value != 0:
+                    grid[row + y, col + x] = value
+
+
+@kernel
+def run_scene(sequence, height, width, boxes, pixels, grid):
+    """Apply a token sequence to every object of a scene, checking every intermediate frame.
+
+    Arguments:
+
+    * ``sequence`` int64[::1]: token ids (``TRANSFORMS[name].token``); token 0 is the identity
+      and is skipped; an unknown token cannot apply.
+    * ``height``, ``width``: grid size.
+    * ``boxes`` int32[:, ::1], shape (n, 4), rows (row, col, h, w) of the tight boxes; updated
+      in place to the final boxes.
+    * ``pixels`` int8[:, ::1], shape (n, cap) with cap >= height * width: object i's tight box
+      row-major in pixels[i, :h*w]; updated in place.
+    * ``grid`` int8[:, ::1], at least height x width: receives the final frame (0 elsewhere in
+      [:height, :width]); cells outside height x width are never touched. It is also the
+      scratch space of the transformations, so nothing is allocated.
+
+    Each step transforms all objects in order, then checks the frame: every object inside the
+    grid (objects are checked in order; an object that leaves the grid is rejected before it is
+    stored) and no two objects on the same cell (contact is allowed). The input frame is the
+    caller's and is not checked.
+
+    Returns OK (0), CANNOT_APPLY (1), OUT_OF_GRID (2) or OVERLAP (3): the first failure in
+    frame order. After a failure, boxes and pixels hold a partial state and
+    grid[:height, :width] is zeroed.
+    """
+    n = boxes.shape[0]
+    for s in range(sequence.shape[0]):
+        token = sequence[s]
+        if token == IDENTITY:
+            continue
+        for i in range(n):
+            status = transform_object(token, boxes[i], pixels[i], grid, height, width)
+            if status != OK:
+                if status == OUT_OF_GRID and _any_overlap(boxes, pixels, i):
+                    status = OVERLAP  # an earlier object of this frame already failed
+                render_scene(boxes, pixels, 0, height, width, grid)
+                return status
+        if _any_overlap(boxes, pixels, n):
+            render_scene(boxes, pixels, 0, height, width, grid)
+            return OVERLAP
+    render_scene(boxes, pixels, n, height, width, grid)
+    return OK

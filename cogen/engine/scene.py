@@ -1,0 +1,144 @@
+"""Plain-Python API of the engine: validate, convert, call the kernels of :mod:`cogen.engine._kernels`.
+
+An object is a :class:`PlacedObject` (top-left row, top-left column, tight int8 box with 0 as
+background). These functions are for convenience and tests; the generator calls
+:func:`cogen.engine._kernels.run_scene` from its own Numba code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from cogen.engine import _kernels
+from cogen.engine.registry import Transform, resolve, sequence_tokens
+from cogen.errors import PlacementError, TransformError
+
+__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "render"]
+
+
+class PlacedObject(NamedTuple):
+    """An object on a grid: anchor (top-left) ``row`` and ``col``, and its tight int8 ``grid``."""
+
+    row: int
+    col: int
+    grid: np.ndarray
+
+
+class SceneResult(NamedTuple):
+    """Outcome of :func:`apply_sequence`.
+
+    ``ok``: every step applied and every frame was valid. ``cause``: None, or why the first
+    failing step failed (``"cannot_apply"``, ``"out_of_grid"``, ``"overlap"``). ``objects``: the
+    final objects, or on failure the objects of the last valid frame. ``grid``: the final
+    frame (int8, height x width), None on failure.
+    """
+
+    ok: bool
+    cause: str | None
+    objects: tuple[PlacedObject, ...]
+    grid: np.ndarray | None
+
+
+def _tight_grid(obj) -> np.ndarray:
+    """The object's box as a C-contiguous int8 array, after checking it is a valid tight box."""
+    grid = np.ascontiguousarray(obj[2], dtype=np.int8)
+    if grid.ndim != 2 or grid.size == 0:
+        raise TransformError(f"an object's grid must be a non-empty 2-D array, got shape {grid.shape}")
+    if grid.min() < 0 or grid.max() > 9:
+        raise TransformError("an object's colours must lie in 0..9")
+    if not (grid[0].any() and grid[-1].any() and grid[:, 0].any() and grid[:, -1].any()):
+        raise TransformError("an object's grid must be its tight box (no empty outer row or column)")
+    return grid
+
+
+def _pack(objects: Sequence, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Objects as the kernels' (n, 4) int32 boxes and (n, cap) int8 pixel rows."""
+    boxes = np.zeros((len(objects), 4), dtype=np.int32)
+    pixels = np.zeros((len(objects), cap), dtype=np.int8)
+    for i, obj in enumerate(objects):
+        grid = _tight_grid(obj)
+        boxes[i] = (obj[0], obj[1], *grid.shape)
+        pixels[i, : grid.size] = grid.ravel()
+    return boxes, pixels
+
+
+def _unpack(boxes: np.ndarray, pixels: np.ndarray) -> tuple[PlacedObject, ...]:
+    return tuple(PlacedObject(int(r), int(c), pixels[i, : h * w].reshape(h, w).copy())
+                 for i, (r, c, h, w) in enumerate(boxes))
+
+
+def apply(transform: str | Transform, obj) -> PlacedObject | None:
+    """Apply one transformation (name, alias or record) to one object on an unbounded plane.
+
+    Returns the new :class:`PlacedObject`, or None when the transformation cannot apply
+    (``crop_contours`` with an empty interior).
+
+    >>> apply("rot90", PlacedObject(5, 5, np.array([[1, 2, 3]], np.int8))).grid.tolist()
+    [[3], [2], [1]]
+    """
+    token = resolve(transform).token
+    grid = _tight_grid(obj)
+    h, w = grid.shape
+    boxes, pixels = _pack([obj], (2 * h + 2) * (2 * w + 2))
+    scratch = np.empty((2 * h + 2, 2 * w + 2), dtype=np.int8)
+    if _kernels.transform_free(token, boxes[0], pixels[0], scratch) != _kernels.OK:
+        return None
+    return _unpack(boxes, pixels)[0]
+
+
+def _check_inside(boxes: np.ndarray, height: int, width: int) -> None:
+    """Raise PlacementError unless every object's box is inside the grid."""
+    for i, (r, c, h, w) in enumerate(boxes):
+        if r < 0 or c < 0 or r + h > height or c + w > width:
+            raise PlacementError(f"object {i} (box {h}x{w} at {r},{c}) is not inside the {height}x{width} grid")
+
+
+def _check_frame(boxes: np.ndarray, pixels: np.ndarray, height: int, width: int) -> None:
+    """Raise PlacementError unless every object is inside the grid and none overlaps another."""
+    _check_inside(boxes, height, width)
+    counts = np.zeros((height, width), dtype=np.int32)
+    for i, (r, c, h, w) in enumerate(boxes):
+        counts[r : r + h, c : c + w] += pixels[i, : h * w].reshape(h, w) != 0
+    if counts.max(initial=0) > 1:
+        raise PlacementError("the input objects overlap")
+
+
+def apply_sequence(sequence: Iterable[str | Transform], objects: Sequence, height: int,
+                   width: int) -> SceneResult:
+    """Apply a sequence of transformations to every object of a height x width scene.
+
+    At each step all objects are transformed, then the frame is checked: every object inside
+    the grid, no two objects on the same cell (contact allowed). The input frame must be valid
+    (:class:`cogen.errors.PlacementError` otherwise). See :class:`SceneResult`.
+    """
+    tokens = sequence_tokens(sequence)
+    cap = max([height * width] + [np.size(obj[2]) for obj in objects])
+    boxes, pixels = _pack(objects, cap)
+    _check_frame(boxes, pixels, height, width)
+    grid = np.zeros((height, width), dtype=np.int8)
+    final_boxes, final_pixels = boxes.copy(), pixels.copy()
+    status = _kernels.run_scene(tokens, height, width, final_boxes, final_pixels, grid)
+    if status == _kernels.OK:
+        return SceneResult(True, None, _unpack(final_boxes, final_pixels), grid)
+    for k in range(len(tokens)):  # replay step by step to report the last valid frame
+        next_boxes, next_pixels = boxes.copy(), pixels.copy()
+        if _kernels.run_scene(tokens[k : k + 1], height, width, next_boxes, next_pixels, grid):
+            break
+        boxes, pixels = next_boxes, next_pixels
+    return SceneResult(False, _kernels.STATUS_NAMES[status], _unpack(boxes, pixels), None)
+
+
+def render(objects: Sequence, height: int, width: int) -> np.ndarray:
+    """Draw objects on a zero height x width int8 grid (later objects over earlier ones).
+
+    Raises :class:`cogen.errors.PlacementError` if an object is not inside the grid.
+    """
+    cap = max([1] + [np.size(obj[2]) for obj in objects])
+    boxes, pixels = _pack(objects, cap)
+    _check_inside(boxes, height, width)
+    grid = np.zeros((height, width), dtype=np.int8)
+    _kernels.render_scene(boxes, pixels, len(objects), height, width, grid)
+    return grid
