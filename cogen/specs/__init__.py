@@ -1,0 +1,65 @@
+"""Experiment specs: readable YAML files validated strictly into frozen objects.
+
+``load_spec("c3")`` reads the packaged ``split_specs/c3.yaml``; ``load_spec("my.yaml")`` reads a
+file. The ``family`` key picks the parser: ``cogitao`` (default; transformation sequences on
+bank objects) or ``carc`` (Compositional-ARC episodes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cogen._resources import specs_dir
+from cogen.errors import SpecError, UnknownNameError
+from cogen.specs._yaml import Located, load_located, read_located
+from cogen.specs.schema import ID_SPLITS, OOD_SPLITS, SPLITS, Domain, Experiment, Grid, ObjectFilter, SequenceSet, Setting
+
+__all__ = ["FAMILIES", "ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter",
+           "SequenceSet", "Setting", "load_spec", "packaged_specs", "parse_spec_text", "resolve_spec_path"]
+
+FAMILIES = ("cogitao", "carc")
+
+
+def packaged_specs() -> dict[str, Path]:
+    """Spec files shipped with cogen, by name (``"c1"`` -> ``.../split_specs/c1.yaml``)."""
+    return {path.stem: path for path in sorted(specs_dir().glob("*.yaml"))}
+
+
+def resolve_spec_path(path_or_name: str | Path) -> Path:
+    """A spec file path from a path or a packaged spec name; clear error for anything else."""
+    path = Path(path_or_name)
+    if path.is_file():
+        return path
+    packaged = packaged_specs()
+    if str(path_or_name) in packaged:
+        return packaged[str(path_or_name)]
+    if path.suffix in (".yaml", ".yml") or path.parent != Path("."):
+        raise SpecError("file not found", where=str(path),
+                        fix=f"check the path, or use a packaged spec: {', '.join(packaged)}")
+    raise UnknownNameError("spec", str(path_or_name), packaged)
+
+
+def load_spec(path_or_name: str | Path):
+    """Read, validate and check a spec file (path or packaged name) into its frozen object."""
+    path = resolve_spec_path(path_or_name)
+    return _parse(read_located(path))
+
+
+def parse_spec_text(text: str, source: str = "<spec>"):
+    """Validate spec ``text`` (YAML) as if it were read from the file ``source``."""
+    return _parse(load_located(text, source))
+
+
+def _parse(doc: Located):
+    if not isinstance(doc.data, dict):
+        raise SpecError("a spec file must be a mapping at the top level", where=doc.where(()))
+    family = doc.data.get("family", "cogitao")
+    if family == "cogitao":
+        from cogen.specs.cogitao import parse
+
+        return parse(doc)
+    if family == "carc":
+        from cogen.carc.spec import parse
+
+        return parse(doc)
+    raise UnknownNameError("family", str(family), FAMILIES, where=doc.where(("family",)))

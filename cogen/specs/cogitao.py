@@ -1,0 +1,319 @@
+"""Parse and check a COGITAO-style spec file (``family: cogitao``) into a :class:`Setting`.
+
+Layout (every size knob a ``[lo, hi]`` range; unknown keys are errors)::
+
+    setting: C1                 # name of the experiment setting
+    seed: 1                     # base seed; every sample derives its own stream from it
+    version: 1                  # dataset version, recorded in manifests and the card
+    defaults:                   # optional; experiments and domains override per key
+      grid: {height: [20, 20], width: [20, 20]}
+      objects: {count: [2, 2], where: {is_shape_fully_connected: true, rows: [1, 5], cols: [1, 5]}}
+      sizes: {train: 100000, validation: 1000, test: 1000, validation_ood: 1000, test_ood: 1000}
+    experiments:
+      C1-1:
+        in_domain:              # sampled for train / validation / test
+          sequences: [[translate_up], [rot90], [translate_up, rot90]]
+        out_of_domain:          # optional; sampled for validation_ood / test_ood
+          pool: [translate_up, rot90]       # or: every sequence over a pool ...
+          depth: [3, 3]                     # ... with a length in this range
+          exclude: [[rot90, rot90, rot90]]  # ... minus these
+
+Checks that need the object bank and the transformation registry (names, empty object pools,
+objects that cannot fit, held-out sequences that leak into training) run here too, so a
+bad spec fails before any sample is drawn, with the file, line and field of the problem.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from cogen.errors import SpecError, UnknownNameError
+from cogen.specs._fields import Range, expect_keys, read_int, read_list, read_mapping, read_range, read_str
+from cogen.specs._yaml import Located, Path_
+from cogen.specs.schema import (OOD_SPLITS, PAPER_SIZES, SPLITS, Domain, Experiment, Grid, ObjectFilter,
+                                SequenceSet, Setting)
+
+__all__ = ["max_objects_on_grid", "object_query", "parse", "shared_sequences"]
+
+MAX_GRID = 60
+MAX_OBJECTS = 60
+MAX_DEPTH = 8
+MAX_SIZE = 100_000_000
+
+_TOP_REQUIRED = ("setting", "seed", "experiments")
+_TOP_OPTIONAL = ("family", "version", "description", "defaults")
+_LAYOUT_KEYS = ("grid", "objects")
+_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", *_LAYOUT_KEYS)
+_DOMAIN_KEYS = ("sequences", "pool", "depth", "exclude", *_LAYOUT_KEYS)
+
+
+@dataclass
+class _Layout:
+    """Grid and object settings found at one level (defaults, experiment or domain), with paths."""
+
+    values: dict[str, Any]
+    paths: dict[str, Path_]
+
+    def over(self, base: _Layout) -> _Layout:
+        return _Layout({**base.values, **self.values}, {**base.paths, **self.paths})
+
+
+def parse(doc: Located) -> Setting:
+    """Validate the document into a :class:`Setting`, checking it against bank and registry."""
+    top = expect_keys(doc, (), doc.data, _TOP_REQUIRED, _TOP_OPTIONAL)
+    defaults_doc = expect_keys(doc, ("defaults",), top.get("defaults", {}), (), (*_LAYOUT_KEYS, "sizes"))
+    defaults = _read_layout(doc, ("defaults",), defaults_doc)
+    default_sizes = _read_sizes(doc, ("defaults", "sizes"), defaults_doc.get("sizes", {}), PAPER_SIZES)
+    experiments_doc = read_mapping(doc, ("experiments",), top["experiments"])
+    if not experiments_doc:
+        raise SpecError("no experiments", where=doc.where(("experiments",)), fix="add at least one experiment")
+    experiments = tuple(
+        _read_experiment(doc, ("experiments", name), name, value, defaults, default_sizes)
+        for name, value in experiments_doc.items()
+    )
+    return Setting(
+        name=read_str(doc, ("setting",), top["setting"]),
+        family="cogitao",
+        version=read_int(doc, ("version",), top.get("version", 1), minimum=0),
+        seed=read_int(doc, ("seed",), top["seed"], minimum=0, maximum=2**63 - 1),
+        experiments=experiments,
+        description=str(top.get("description", "")).strip(),
+        source=doc.source,
+    )
+
+
+def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes) -> Experiment:
+    read_str(doc, path, str(name))
+    body = expect_keys(doc, path, value, ("in_domain",), _EXPERIMENT_KEYS[1:])
+    layout = _read_layout(doc, path, body).over(defaults)
+    in_domain = _read_domain(doc, (*path, "in_domain"), body["in_domain"], layout)
+    out_of_domain = None
+    if "out_of_domain" in body:
+        out_of_domain = _read_domain(doc, (*path, "out_of_domain"), body["out_of_domain"], layout)
+        _check_no_leak(doc, (*path, "out_of_domain"), in_domain.sequences, out_of_domain.sequences)
+    sizes = _read_sizes(doc, (*path, "sizes"), body.get("sizes", {}), default_sizes)
+    own_sizes = body.get("sizes", {})
+    if out_of_domain is None:
+        stray = [s for s in OOD_SPLITS if s in own_sizes]
+        if stray:
+            raise SpecError(f"sizes for {', '.join(stray)} but the experiment has no out_of_domain part",
+                            where=doc.where((*path, "sizes", stray[0])), fix="add out_of_domain: or drop these sizes")
+        sizes = {s: n for s, n in sizes.items() if s not in OOD_SPLITS}
+    return Experiment(name=str(name), in_domain=in_domain, out_of_domain=out_of_domain,
+                      sizes=tuple((s, sizes[s]) for s in SPLITS if s in sizes),
+                      description=str(body.get("description", "")).strip())
+
+
+def _read_sizes(doc, path, value, base: dict[str, int]) -> dict[str, int]:
+    mapping = expect_keys(doc, path, value, (), SPLITS)
+    sizes = dict(base)
+    for split, n in mapping.items():
+        sizes[split] = read_int(doc, (*path, split), n, minimum=1, maximum=MAX_SIZE)
+    return sizes
+
+
+def _read_layout(doc, path, body) -> _Layout:
+    values: dict[str, Any] = {}
+    paths: dict[str, Path_] = {}
+    if "grid" in body:
+        grid = expect_keys(doc, (*path, "grid"), body["grid"], (), ("height", "width"))
+        for key in grid:
+            values[key] = read_range(doc, (*path, "grid", key), grid[key], 1, MAX_GRID)
+            paths[key] = (*path, "grid", key)
+    if "objects" in body:
+        objects = expect_keys(doc, (*path, "objects"), body["objects"], (), ("count", "where"))
+        if "count" in objects:
+            values["count"] = read_range(doc, (*path, "objects", "count"), objects["count"], 1, MAX_OBJECTS)
+            paths["count"] = (*path, "objects", "count")
+        if "where" in objects:
+            values["where"] = _read_where(doc, (*path, "objects", "where"), objects["where"])
+            paths["where"] = (*path, "objects", "where")
+    return _Layout(values, paths)
+
+
+def _read_where(doc, path, value) -> tuple[tuple[str, Any], ...]:
+    from cogen.bank import load_bank
+
+    bank = load_bank()
+    where = []
+    for name, condition in read_mapping(doc, path, value).items():
+        try:
+            column = bank.column(name)
+        except UnknownNameError as error:
+            error.args = (f"{doc.where((*path, name))}: {error.args[0]}",)
+            raise
+        if column.dtype == bool:
+            if not isinstance(condition, bool):
+                raise SpecError(f"{name} is a yes/no property; expected true or false", where=doc.where((*path, name)))
+            where.append((name, condition))
+        else:
+            where.append((name, read_range(doc, (*path, name), condition, 0, 10_000)))
+    return tuple(sorted(where))
+
+
+def _read_domain(doc, path, value, inherited: _Layout) -> Domain:
+    body = expect_keys(doc, path, value, (), _DOMAIN_KEYS)
+    sequences = _read_sequences(doc, path, body)
+    layout = _read_layout(doc, path, body).over(inherited)
+    for key, where in (("height", "grid"), ("width", "grid"), ("count", "objects")):
+        if key not in layout.values:
+            raise SpecError(f"no {where}.{key} given here, in the experiment or in defaults", where=doc.where(path),
+                            fix=f"add `{where}: {{{key}: [lo, hi]}}` to defaults")
+    domain = Domain(sequences=sequences,
+                    grid=Grid(layout.values["height"], layout.values["width"]),
+                    objects=ObjectFilter(layout.values["count"], layout.values.get("where", ())))
+    _check_feasible(doc, path, domain, layout)
+    return domain
+
+
+def _read_sequences(doc, path, body) -> SequenceSet:
+    from cogen.engine import resolve
+
+    def names(item_path, value) -> tuple[str, ...]:
+        items = read_list(doc, item_path, value)
+        if len(items) > MAX_DEPTH:
+            raise SpecError(f"sequence of length {len(items)}; the maximum depth is {MAX_DEPTH}", where=doc.where(item_path))
+        out = []
+        for i, name in enumerate(items):
+            try:
+                out.append(resolve(read_str(doc, (*item_path, i), name)).name)
+            except UnknownNameError as error:
+                from cogen.engine import TRANSFORMS
+
+                raise UnknownNameError("transformation", name, TRANSFORMS, where=doc.where((*item_path, i))) from error
+        return tuple(out)
+
+    if ("sequences" in body) == ("pool" in body):
+        raise SpecError("give either `sequences:` (a list of ordered sequences) or `pool:` with `depth:`",
+                        where=doc.where(path), fix="e.g. sequences: [[translate_up], [rot90, mirror_horizontal]]")
+    if "sequences" in body:
+        for key in ("depth", "exclude"):
+            if key in body:
+                raise SpecError(f"`{key}:` only goes with `pool:`", where=doc.where((*path, key)))
+        seq_path = (*path, "sequences")
+        sequences = tuple(names((*seq_path, i), s) for i, s in enumerate(read_list(doc, seq_path, body["sequences"])))
+        _check_unique(doc, seq_path, sequences)
+        return SequenceSet(sequences=sequences)
+    if "depth" not in body:
+        raise SpecError("`pool:` needs `depth: [lo, hi]`", where=doc.where((*path, "pool")))
+    pool = names((*path, "pool"), body["pool"])
+    _check_unique(doc, (*path, "pool"), pool)
+    exclude_path = (*path, "exclude")
+    exclude = tuple(names((*exclude_path, i), s)
+                    for i, s in enumerate(read_list(doc, exclude_path, body.get("exclude", []), non_empty=False)))
+    sequence_set = SequenceSet(pool=pool, depth=read_range(doc, (*path, "depth"), body["depth"], 1, MAX_DEPTH),
+                               exclude=exclude)
+    if sequence_set.count() <= 0:
+        raise SpecError("`exclude:` removes every sequence of the pool", where=doc.where(exclude_path))
+    return sequence_set
+
+
+def _check_unique(doc, path, items) -> None:
+    seen = set()
+    for i, item in enumerate(items):
+        if item in seen:
+            raise SpecError(f"{list(item) if isinstance(item, tuple) else item!r} is listed twice",
+                            where=doc.where((*path, i)), fix="remove the repeat")
+        seen.add(item)
+
+
+def _check_no_leak(doc, path, in_domain: SequenceSet, out_of_domain: SequenceSet) -> None:
+    """No held-out (out-of-domain) sequence may also be an in-domain sequence."""
+    leaked = shared_sequences(in_domain, out_of_domain)
+    if leaked:
+        example = list(leaked[0])
+        if out_of_domain.explicit:
+            index = out_of_domain.sequences.index(leaked[0])
+            where = doc.where((*path, "sequences", index))
+        else:
+            where = doc.where(path)
+        raise SpecError(f"held-out sequence {example} is also an in-domain sequence ({len(leaked)} shared in all)",
+                        where=where, fix="remove it from in_domain (or exclude it from the in-domain pool)")
+
+
+def shared_sequences(a: SequenceSet, b: SequenceSet, limit: int = 2_000_000) -> list[tuple[str, ...]]:
+    """Sequences that belong to both sets (enumerating the smaller set; pools are bounded by ``limit``)."""
+    if a.explicit or b.explicit:
+        listed, other = (a, b) if a.explicit else (b, a)
+        return [s for s in listed.sequences if s in other]
+    common = [t for t in a.pool if t in b.pool]
+    depths = range(max(a.depth.lo, b.depth.lo), min(a.depth.hi, b.depth.hi) + 1)
+    total = sum(len(common) ** d for d in depths)
+    if total > limit:
+        excluded = len(set(a.exclude) | set(b.exclude))
+        if total > excluded:  # more shared sequences than both exclusion lists can remove
+            return [seq for seq in _first_sequences(common, depths, excluded + 1) if seq in a and seq in b]
+    return [seq for seq in _first_sequences(common, depths, total) if seq in a and seq in b]
+
+
+def _first_sequences(pool, depths, n):
+    import itertools
+
+    produced = 0
+    for depth in depths:
+        for sequence in itertools.product(pool, repeat=depth):
+            if produced >= n:
+                return
+            produced += 1
+            yield sequence
+
+
+def max_objects_on_grid(height: int, width: int) -> int:
+    """Most objects that fit with an empty cell between any two (one pixel each, every other cell)."""
+    return math.ceil(height / 2) * math.ceil(width / 2)
+
+
+def _check_feasible(doc, path, domain: Domain, layout: _Layout) -> None:
+    """Fail on specs that can never produce a sample: empty object pools, objects that cannot fit."""
+    from cogen.bank import load_bank
+
+    bank = load_bank()
+    count, grid = domain.objects.count, domain.grid
+    fit = max_objects_on_grid(grid.height.hi, grid.width.hi)
+    if count.lo > fit:
+        raise SpecError(
+            f"{count.lo} objects cannot fit on a {grid.height.hi}x{grid.width.hi} grid with an empty cell between "
+            f"objects (at most {fit})", where=doc.where(layout.paths["count"]),
+            fix=f"lower objects.count to at most {fit} or enlarge the grid")
+    where_path = layout.paths.get("where", path)
+    if len(bank.select(domain.objects.query())) == 0:
+        raise SpecError(f"no object of the bank ({len(bank)} objects) satisfies objects.where",
+                        where=doc.where(where_path), fix="relax the filter (see `cogen objects info`)")
+    # Explicit sequences: the union of their steps' preconditions; pools: each transformation alone.
+    groups = domain.sequences.sequences if domain.sequences.explicit else [(t,) for t in domain.sequences.transforms()]
+    for sequence in groups:
+        query = object_query(domain.objects, sequence)
+        ids = bank.select(query) if query is not None else ()
+        label = " -> ".join(sequence)
+        if len(ids) == 0:
+            raise SpecError(f"no object satisfies objects.where and the preconditions of {label} "
+                            f"({_preconditions_text(sequence)})", where=doc.where(where_path),
+                            fix=f"relax objects.where or drop {label} from this domain")
+        shapes = bank.shapes[ids]
+        if shapes[:, 0].min() > grid.height.hi or shapes[:, 1].min() > grid.width.hi:
+            raise SpecError(f"every object usable with {label} is larger than the grid",
+                            where=doc.where(layout.paths.get("height", path)),
+                            fix="enlarge the grid or filter smaller objects")
+
+
+def object_query(objects: ObjectFilter, sequence) -> dict[str, Any] | None:
+    """The bank query for objects usable with ``sequence``: the filter plus every step's
+    preconditions (checked on the initial object); ``None`` when they contradict each other."""
+    from cogen.engine import resolve
+
+    query = objects.query()
+    for name in sequence:
+        for prop, required in resolve(name).preconditions:
+            if query.get(prop, required) != required:
+                return None
+            query[prop] = required
+    return query
+
+
+def _preconditions_text(sequence) -> str:
+    from cogen.engine import resolve
+
+    needs = {f"{p}={v}" for name in sequence for p, v in resolve(name).preconditions}
+    return ", ".join(sorted(needs)) or "none"

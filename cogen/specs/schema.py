@@ -1,0 +1,174 @@
+"""Frozen objects that a COGITAO-style spec file is validated into.
+
+A *setting* (one YAML file, e.g. ``c1.yaml``) holds *experiments* (``C1-1`` ... ``C1-5``). Each
+experiment has an in-domain part, sampled for ``train`` / ``validation`` / ``test``, and
+optionally an out-of-domain part, sampled for ``validation_ood`` / ``test_ood``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from cogen.specs._fields import Range
+
+__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter",
+           "SequenceSet", "Setting"]
+
+ID_SPLITS = ("train", "validation", "test")
+OOD_SPLITS = ("validation_ood", "test_ood")
+SPLITS = ID_SPLITS + OOD_SPLITS
+
+#: Paper sizes (COGITAO App. F): 100,000 train and 1,000 for every other split.
+PAPER_SIZES = {"train": 100_000, "validation": 1_000, "test": 1_000, "validation_ood": 1_000, "test_ood": 1_000}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Grid height and width ranges; each sample draws both independently."""
+
+    height: Range
+    width: Range
+
+
+@dataclass(frozen=True)
+class ObjectFilter:
+    """How many objects a sample holds and which bank objects may be drawn.
+
+    ``where`` is a conjunction: boolean bank properties (``is_shape_fully_connected: true``)
+    and inclusive numeric ranges (``rows: [1, 5]``).
+    """
+
+    count: Range
+    where: tuple[tuple[str, Any], ...] = ()
+
+    def query(self) -> dict[str, Any]:
+        """The filter as a mapping for :meth:`cogen.bank.Bank.select`."""
+        return {name: (tuple(value) if isinstance(value, Range) else value) for name, value in self.where}
+
+
+@dataclass(frozen=True)
+class SequenceSet:
+    """The transformation sequences of one domain.
+
+    Either an explicit list of ordered sequences (``sequences``), or every sequence over
+    ``pool`` with a length in ``depth``, minus ``exclude``.
+    """
+
+    sequences: tuple[tuple[str, ...], ...] = ()
+    pool: tuple[str, ...] = ()
+    depth: Range | None = None
+    exclude: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def explicit(self) -> bool:
+        """True when the sequences are listed one by one."""
+        return bool(self.sequences)
+
+    def __contains__(self, sequence: tuple[str, ...]) -> bool:
+        sequence = tuple(sequence)
+        if self.explicit:
+            return sequence in self.sequences
+        return (self.depth.lo <= len(sequence) <= self.depth.hi and all(t in self.pool for t in sequence)
+                and sequence not in self.exclude)
+
+    def transforms(self) -> tuple[str, ...]:
+        """Every transformation name that can occur, in first-seen order."""
+        names = self.pool if not self.explicit else itertools.chain.from_iterable(self.sequences)
+        return tuple(dict.fromkeys(names))
+
+    @property
+    def max_depth(self) -> int:
+        """Length of the longest sequence."""
+        return max(map(len, self.sequences)) if self.explicit else self.depth.hi
+
+    def count(self) -> int:
+        """Number of distinct sequences in the set."""
+        if self.explicit:
+            return len(self.sequences)
+        total = sum(len(self.pool) ** d for d in range(self.depth.lo, self.depth.hi + 1))
+        return total - len(self.exclude)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Everything that decides the distribution of one group of splits."""
+
+    sequences: SequenceSet
+    grid: Grid
+    objects: ObjectFilter
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One config of the published dataset (e.g. ``C1-1``)."""
+
+    name: str
+    in_domain: Domain
+    out_of_domain: Domain | None
+    sizes: tuple[tuple[str, int], ...]
+    description: str = ""
+
+    def splits(self) -> tuple[str, ...]:
+        """The splits this experiment builds, in canonical order."""
+        return tuple(split for split, _ in self.sizes)
+
+    def size(self, split: str) -> int:
+        """Number of samples of ``split``."""
+        return dict(self.sizes)[split]
+
+    def domain(self, split: str) -> Domain:
+        """The domain ``split`` is sampled from."""
+        return self.out_of_domain if split in OOD_SPLITS else self.in_domain
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One spec file: a named group of experiments with a seed and a version."""
+
+    name: str
+    family: str
+    version: int
+    seed: int
+    experiments: tuple[Experiment, ...]
+    description: str = ""
+    source: str = field(default="", compare=False)
+
+    def experiment(self, name: str) -> Experiment:
+        """The experiment called ``name``."""
+        for experiment in self.experiments:
+            if experiment.name == name:
+                return experiment
+        from cogen.errors import UnknownNameError
+
+        raise UnknownNameError("experiment", name, [e.name for e in self.experiments], where=self.source)
+
+    def scaled(self, scale: float) -> Setting:
+        """A copy whose split sizes are multiplied by ``scale`` (rounded, at least 1)."""
+        if scale == 1:
+            return self
+        experiments = tuple(
+            replace(e, sizes=tuple((s, max(1, round(n * scale))) for s, n in e.sizes)) for e in self.experiments
+        )
+        return replace(self, experiments=experiments)
+
+    def with_seed(self, seed: int | None) -> Setting:
+        """A copy with another seed (``None`` keeps the spec's)."""
+        return self if seed is None else replace(self, seed=int(seed))
+
+    def only(self, names: list[str] | None) -> Setting:
+        """A copy restricted to the experiments in ``names`` (``None`` keeps all)."""
+        if not names:
+            return self
+        for name in names:
+            self.experiment(name)
+        return replace(self, experiments=tuple(e for e in self.experiments if e.name in names))
+
+    def fingerprint(self, experiment: Experiment) -> str:
+        """SHA-256 of everything that decides ``experiment``'s data (not comments or file layout)."""
+        payload = {"family": self.family, "setting": self.name, "version": self.version, "seed": self.seed,
+                   "experiment": asdict(experiment)}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
