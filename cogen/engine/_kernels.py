@@ -371,14 +371,16 @@ def transform_object(token, box, pixels, scratch, height, width):
 def transform_free(token, box, pixels, scratch):
     """Apply ``token`` to one object on an unbounded plane (never OUT_OF_GRID).
 
-    Needs ``pixels`` of length >= (2h+2)(2w+2) and ``scratch`` of at least (2h+2) x (2w+2),
-    the largest any transformation can grow an h x w box. Returns OK or CANNOT_APPLY.
+    With s = max(h, w), needs ``pixels`` of length >= (2s+2)**2 and ``scratch`` of at least
+    (2s+2) x (2s+2), the largest box any transformation makes of an h x w box.
+    Returns OK or CANNOT_APPLY.
     """
-    row, col, h, w = int(box[0]), int(box[1]), int(box[2]), int(box[3])
-    box[0], box[1] = h + 1, w + 1  # room for any growth inside a (3h+2) x (3w+2) plane
-    status = transform_object(token, box, pixels, scratch, 3 * h + 2, 3 * w + 2)
-    box[0] += row - (h + 1)
-    box[1] += col - (w + 1)
+    row, col = int(box[0]), int(box[1])
+    side = max(int(box[2]), int(box[3]))
+    box[0], box[1] = side + 1, side + 1  # room for any result inside a (3s+2)-square plane
+    status = transform_object(token, box, pixels, scratch, 3 * side + 2, 3 * side + 2)
+    box[0] += row - (side + 1)
+    box[1] += col - (side + 1)
     return status
 
 

@@ -66,8 +66,11 @@ class Transform:
     Algebra fields are laws the tests check on random objects:
 
     * ``order``: smallest n > 0 with Tⁿ = identity on every object, or None if there is none.
-    * ``inverse``: name of the transformation U with U(T(x)) = x for every x, or None.
-    * ``self_inverse``: T is its own inverse.
+    * ``inverse``: name of the transformation U with U(T(x)) = x and T(U(x)) = x for every x.
+    * ``undone_by``: name of the transformation U with U(T(x)) = x for every x (a left inverse:
+      ``crop_contours`` undoes ``pad_shape`` but ``pad_shape`` does not undo ``crop_contours``);
+      defaults to ``inverse``.
+    * ``self_inverse``: T is its own inverse (derived from ``inverse``).
     * ``idempotent``: T(T(x)) = T(x) for every x.
     * ``preserves_box``: the tight box keeps its height and width (the anchor may move).
     * ``preserves_colors``: the set of colours present is unchanged.
@@ -86,13 +89,19 @@ class Transform:
     preconditions: tuple[tuple[str, bool], ...] = ()
     order: int | None = None
     inverse: str | None = None
-    self_inverse: bool = False
+    undone_by: str | None = None
+    self_inverse: bool = field(init=False)
     idempotent: bool = False
     preserves_box: bool = False
     preserves_colors: bool = False
     preserves_pixel_count: bool = False
     can_fail: bool = False
     aliases: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "self_inverse", self.inverse == self.name)
+        if self.inverse is not None and self.undone_by is None:
+            object.__setattr__(self, "undone_by", self.inverse)
 
     def algebra(self) -> str:
         """Short human summary of the algebra fields, e.g. ``order 4; keeps colours, pixels``."""
@@ -103,6 +112,8 @@ class Transform:
             parts.append("self-inverse")
         elif self.inverse:
             parts.append(f"inverse {self.inverse}")
+        elif self.undone_by:
+            parts.append(f"undone by {self.undone_by}")
         if self.idempotent:
             parts.append("idempotent")
         kept = [label for flag, label in ((self.preserves_box, "box"),
@@ -122,7 +133,7 @@ class Transform:
 
 _NOT_SHORT = (("is_shape_less_than_4_rows", False),)
 _NOT_NARROW = (("is_shape_less_than_4_cols", False),)
-_FILLABLE = (("is_shape_not_hollow", False), ("is_shape_not_evenly_colored", False))
+_FILLABLE = (("is_shape_hollow", True), ("is_shape_evenly_colored", True))
 _EMPTIABLE = (("is_shape_hollow", False), ("is_shape_not_fully_connected", False),
               ("is_shape_less_than_3_rows", False), ("is_shape_less_than_3_cols", False),
               ("is_shape_less_than_6_cell", False))
@@ -142,13 +153,13 @@ def _move(name, token, shift, inverse, description):
                      inverse=inverse, **_RIGID)
 
 
-def _double(name, token, shift, after, description):
+def _double(name, token, shift, after, undone_by, description):
     return Transform(name, token, "duplicate", description, Example(_DIAG, after, shift),
-                     preserves_colors=True)
+                     undone_by=undone_by, preserves_colors=True)
 
 
-def _pad(name, token, after, shift, description):
-    return Transform(name, token, "pad", description, Example(_L, after, shift))
+def _pad(name, token, after, shift, description, undone_by=None):
+    return Transform(name, token, "pad", description, Example(_L, after, shift), undone_by=undone_by)
 
 
 def _crop(name, token, before, after, shift, preconditions, description):
@@ -168,10 +179,10 @@ _RECORDS = (
               aliases=("rotate_90", "rotate90", "rot_90")),
     Transform("mirror_horizontal", 6, "mirror", "Flip upside-down (reverse the rows) in place.",
               Example(_B, ((4, 0, 0), (1, 2, 3))), order=2, inverse="mirror_horizontal",
-              self_inverse=True, **_RIGID),
+              **_RIGID),
     Transform("mirror_vertical", 7, "mirror", "Flip left-right (reverse the columns) in place.",
               Example(_B, ((3, 2, 1), (0, 0, 4))), order=2, inverse="mirror_vertical",
-              self_inverse=True, **_RIGID),
+              **_RIGID),
     _crop("crop_top_side", 8, _TALL, ((2,), (2,)), (2, 1), _NOT_SHORT,
           "Remove the top floor(h/2) rows; kept pixels stay put, the box re-tightens."),
     _crop("crop_bottom_side", 9, _TALL, ((1, 1), (1, 0)), (0, 0), _NOT_SHORT,
@@ -204,26 +215,28 @@ _RECORDS = (
     Transform("extend_contours_same_color", 17, "extend",
               "Grow by one cell on each side, copying the edge rows and columns (corners stay empty).",
               Example(_A, ((0, 1, 2, 0), (1, 1, 2, 2), (0, 0, 3, 3), (0, 0, 3, 0)), (-1, -1)),
-              preserves_colors=True,
+              undone_by="crop_contours", preserves_colors=True,
               aliases=("extend_contours_same",)),
     Transform("extend_contours_different_color", 18, "extend",
               "Like extend_contours_same_color, added pixels in (most frequent colour mod 9) + 1.",
               Example(_A, ((0, 2, 2, 0), (2, 1, 2, 2), (0, 0, 3, 2), (0, 0, 2, 0)), (-1, -1)),
+              undone_by="crop_contours",
               aliases=("extend_contours_different",)),
     _pad("pad_top", 19, ((8, 8), (1, 0), (1, 1)), (-1, 0), "Add a full-width row of colour 8 above."),
     _pad("pad_bottom", 20, ((1, 0), (1, 1), (9, 9)), (0, 0), "Add a full-width row of colour 9 below."),
     _pad("pad_left", 21, ((7, 1, 0), (7, 1, 1)), (0, -1), "Add a full-height column of colour 7 on the left."),
     _pad("pad_right", 22, ((1, 0, 6), (1, 1, 6)), (0, 0), "Add a full-height column of colour 6 on the right."),
     _pad("pad_shape", 23, ((7, 8, 8, 6), (7, 1, 0, 6), (7, 1, 1, 6), (7, 9, 9, 6)), (-1, -1),
-         "Ring the box: rows 8 above and 9 below, columns 7 left and 6 right (corners 7 and 6)."),
+         "Ring the box: rows 8 above and 9 below, columns 7 left and 6 right (corners 7 and 6).",
+         "crop_contours"),
     _double("double_right", 24, (0, 0), ((1, 0, 1, 0), (0, 2, 0, 2)),
-            "Repeat the box once to its right, no gap."),
+            "crop_right_side", "Repeat the box once to its right, no gap."),
     _double("double_left", 25, (0, -2), ((1, 0, 1, 0), (0, 2, 0, 2)),
-            "Repeat the box once to its left, no gap."),
+            "crop_left_side", "Repeat the box once to its left, no gap."),
     _double("double_down", 26, (0, 0), ((1, 0), (0, 2), (1, 0), (0, 2)),
-            "Repeat the box once below, no gap."),
+            "crop_bottom_side", "Repeat the box once below, no gap."),
     _double("double_up", 27, (-2, 0), ((1, 0), (0, 2), (1, 0), (0, 2)),
-            "Repeat the box once above, no gap."),
+            "crop_top_side", "Repeat the box once above, no gap."),
     Transform("quadruple_shape", 28, "duplicate",
               "Tile the box 2x2 up and left; the original ends bottom-right.",
               Example(((1, 2),), ((1, 2, 1, 2), (1, 2, 1, 2)), (-1, -2)), preserves_colors=True,

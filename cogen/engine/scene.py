@@ -81,9 +81,9 @@ def apply(transform: str | Transform, obj) -> PlacedObject | None:
     """
     token = resolve(transform).token
     grid = _tight_grid(obj)
-    h, w = grid.shape
-    boxes, pixels = _pack([obj], (2 * h + 2) * (2 * w + 2))
-    scratch = np.empty((2 * h + 2, 2 * w + 2), dtype=np.int8)
+    side = 2 * max(grid.shape) + 2
+    boxes, pixels = _pack([obj], side * side)
+    scratch = np.empty((side, side), dtype=np.int8)
     if _kernels.transform_free(token, boxes[0], pixels[0], scratch) != _kernels.OK:
         return None
     return _unpack(boxes, pixels)[0]

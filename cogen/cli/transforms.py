@@ -1,0 +1,37 @@
+"""``cogen transforms``: list the 28 transformations of the engine's registry as a table."""
+
+from __future__ import annotations
+
+import typer
+
+__all__ = ["register"]
+
+
+def transforms(
+    markdown: bool = typer.Option(False, "--markdown", help="Print the Markdown table (README, dataset card)."),
+) -> None:
+    """List every transformation: token, name, family, preconditions, algebra, description."""
+    from rich.table import Table
+
+    from cogen.cli import _console
+    from cogen.engine.registry import TRANSFORMS, markdown_table
+
+    if markdown:  # plain text: rich would wrap the long lines
+        typer.echo(markdown_table(), nl=False)
+        return
+    table = Table(title="COGITAO transformations (token 0 = identity)", header_style="bold")
+    table.add_column("token", justify="right", no_wrap=True)
+    table.add_column("name", no_wrap=True)
+    table.add_column("family", no_wrap=True)
+    for column in ("preconditions (initial object)", "algebra", "description"):
+        table.add_column(column)
+    for t in TRANSFORMS.values():
+        name = "\n".join([t.name, *(f"[dim]= {alias}[/]" for alias in t.aliases)])
+        table.add_row(str(t.token), name, t.family, t.precondition_text().replace(", ", "\n"),
+                      t.algebra(), t.description)
+    _console.out.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``transforms`` command to the ``cogen`` app."""
+    app.command("transforms")(transforms)
