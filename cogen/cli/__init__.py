@@ -39,6 +39,7 @@ def _root(
 
 # One line per command module; each module's ``register(app)`` adds its commands.
 _COMMAND_MODULES: tuple[str, ...] = (
+    "transforms",
 )
 
 for _name in _COMMAND_MODULES:
