@@ -39,6 +39,7 @@ def _root(
 
 # One line per command module; each module's ``register(app)`` adds its commands.
 _COMMAND_MODULES: tuple[str, ...] = (
+    "objects",
     "transforms",
 )
 

@@ -1,0 +1,101 @@
+"""``cogen objects``: build, count, check and look at the object bank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from cogen.cli import _console
+
+_PATH_HELP = "Bank folder (default: the one shipped with cogen)."
+
+
+def _build(out: Optional[Path] = typer.Option(None, "--out", help="Folder to write (default: the shipped objects/).")) -> None:
+    """Rebuild the bank from scratch (deterministic) and print its counts and checksums."""
+    from rich.table import Table
+
+    from cogen._resources import objects_dir
+    from cogen.bank import build_bank, write_bank
+
+    directory = out if out is not None else objects_dir()
+    with _console.err.status("building the object bank (the first run compiles Numba kernels)"):
+        manifest = write_bank(build_bank(), directory)
+    counts = ", ".join(f"{value:,} {key}" for key, value in manifest["counts"].items())
+    _console.out.print(f"wrote {directory}: {counts}")
+    table = Table("file", "bytes", "sha256", box=None)
+    for name, entry in manifest["files"].items():
+        table.add_row(name, f"{entry['bytes']:,}", entry["sha256"])
+    _console.out.print(table)
+
+
+def _info(path: Optional[Path] = typer.Option(None, "--path", help=_PATH_HELP)) -> None:
+    """Counts per property and metadata value, and the experiment pool sizes."""
+    import numpy as np
+    from rich.table import Table
+
+    from cogen.bank import POOLS, load_bank, pool_sizes
+
+    bank = load_bank(path)
+    _console.out.print(f"{len(bank):,} objects, sha256 {bank.sha256}, builder {bank.meta.get('builder_version')}")
+    pools = Table("pool", "filter", "objects", "reference", title="experiment pools", title_justify="left")
+    for name, size in pool_sizes(bank).items():
+        pools.add_row(name, POOLS[name].description, f"{size:,}", f"{POOLS[name].reference:,}")
+    _console.out.print(pools)
+    table = Table("column", "value", "objects", "share", title="properties and metadata", title_justify="left")
+    for name in bank.column_names:
+        column = bank.column(name)
+        if column.dtype == bool:
+            values = [("true", int(column.sum()))]
+        elif column.dtype.kind in "US":
+            values = [(str(v), int(c)) for v, c in zip(*np.unique(column, return_counts=True))]
+        else:
+            values = [(f"{column.min()}..{column.max()} (mean {column.mean():.1f})", len(bank))]
+        for value, count in values:
+            table.add_row(name, value, f"{count:,}", f"{count / len(bank):.1%}")
+    _console.out.print(table)
+
+
+def _verify(path: Optional[Path] = typer.Option(None, "--path", help=_PATH_HELP)) -> None:
+    """Check every bank file against the checksums of its manifest."""
+    from cogen.bank import verify_bank
+
+    manifest = verify_bank(path)
+    _console.out.print(f"ok: {len(manifest['files'])} files match manifest.json")
+
+
+def _show(
+    ids: Optional[list[int]] = typer.Option(None, "--id", help="Object id (repeatable)."),
+    where: Optional[str] = typer.Option(None, "--where", help="e.g. 'is_shape_fully_connected, rows<6, !is_shape_hollow'."),
+    limit: int = typer.Option(12, "--limit", min=1, help="Most objects to draw for --where."),
+    path: Optional[Path] = typer.Option(None, "--path", help=_PATH_HELP),
+) -> None:
+    """Draw objects in the terminal with their colours."""
+    from cogen.bank import load_bank, parse_where
+    from cogen.display import grids_side_by_side
+
+    if not ids and where is None:
+        raise typer.BadParameter("give --id N (repeatable) or --where '...'")
+    bank = load_bank(path)
+    chosen = list(ids or [])
+    for i in chosen:
+        bank.object(i)  # out-of-range ids raise a clear BankError
+    if where is not None:
+        matches = bank.select(parse_where(where))
+        _console.out.print(f"{len(matches):,} objects match; showing {min(limit, len(matches))}")
+        chosen += [int(i) for i in matches[:limit]]
+    for start in range(0, len(chosen), 6):
+        batch = chosen[start:start + 6]
+        titles = [f"#{i} {bank.shapes[i][0]}x{bank.shapes[i][1]}" for i in batch]
+        _console.out.print(grids_side_by_side([bank.object(i) for i in batch], titles))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``objects`` command group to ``app``."""
+    objects = typer.Typer(help="The object bank: build it, count it, check it, look at it.", no_args_is_help=True)
+    objects.command("build")(_build)
+    objects.command("info")(_info)
+    objects.command("verify")(_verify)
+    objects.command("show")(_show)
+    app.add_typer(objects, name="objects")
