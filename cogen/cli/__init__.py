@@ -41,6 +41,7 @@ def _root(
 _COMMAND_MODULES: tuple[str, ...] = (
     "objects",
     "transforms",
+    "build",
 )
 
 for _name in _COMMAND_MODULES:

@@ -19,7 +19,9 @@ class Range(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, lo: int, hi: int):
+    def __new__(cls, lo, hi=None):
+        if hi is None:  # Range([lo, hi]) or Range(iterable), as dataclasses.asdict rebuilds it
+            lo, hi = lo
         return super().__new__(cls, (int(lo), int(hi)))
 
     @property

@@ -4,6 +4,8 @@ Layout (every size knob a ``[lo, hi]`` range; unknown keys are errors)::
 
     setting: C1                 # name of the experiment setting
     seed: 1                     # base seed; every sample derives its own stream from it
+    shift: composition          # what changes out of domain: composition (held-out sequences,
+                                # checked disjoint) or environment (same sequences, other grids/objects)
     version: 1                  # dataset version, recorded in manifests and the card
     defaults:                   # optional; experiments and domains override per key
       grid: {height: [20, 20], width: [20, 20]}
@@ -32,7 +34,7 @@ from typing import Any
 from cogen.errors import SpecError, UnknownNameError
 from cogen.specs._fields import Range, expect_keys, read_int, read_list, read_mapping, read_range, read_str
 from cogen.specs._yaml import Located, Path_
-from cogen.specs.schema import (OOD_SPLITS, PAPER_SIZES, SPLITS, Domain, Experiment, Grid, ObjectFilter,
+from cogen.specs.schema import (OOD_SPLITS, PAPER_SIZES, SHIFTS, SPLITS, Domain, Experiment, Grid, ObjectFilter,
                                 SequenceSet, Setting)
 
 __all__ = ["max_objects_on_grid", "object_query", "parse", "shared_sequences"]
@@ -43,9 +45,9 @@ MAX_DEPTH = 8
 MAX_SIZE = 100_000_000
 
 _TOP_REQUIRED = ("setting", "seed", "experiments")
-_TOP_OPTIONAL = ("family", "version", "description", "defaults")
+_TOP_OPTIONAL = ("family", "version", "description", "defaults", "shift")
 _LAYOUT_KEYS = ("grid", "objects")
-_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", *_LAYOUT_KEYS)
+_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", "shift", *_LAYOUT_KEYS)
 _DOMAIN_KEYS = ("sequences", "pool", "depth", "exclude", *_LAYOUT_KEYS)
 
 
@@ -69,8 +71,9 @@ def parse(doc: Located) -> Setting:
     experiments_doc = read_mapping(doc, ("experiments",), top["experiments"])
     if not experiments_doc:
         raise SpecError("no experiments", where=doc.where(("experiments",)), fix="add at least one experiment")
+    shift = _read_shift(doc, ("shift",), top.get("shift", "composition"))
     experiments = tuple(
-        _read_experiment(doc, ("experiments", name), name, value, defaults, default_sizes)
+        _read_experiment(doc, ("experiments", name), name, value, defaults, default_sizes, shift)
         for name, value in experiments_doc.items()
     )
     return Setting(
@@ -84,15 +87,28 @@ def parse(doc: Located) -> Setting:
     )
 
 
-def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes) -> Experiment:
+def _read_shift(doc, path, value) -> str:
+    if value not in SHIFTS:
+        raise SpecError(f"unknown shift {value!r}", where=doc.where(path),
+                        fix="use `composition` (held-out sequences) or `environment` (same sequences, other grids/objects)")
+    return value
+
+
+def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes, shift: str) -> Experiment:
     read_str(doc, path, str(name))
     body = expect_keys(doc, path, value, ("in_domain",), _EXPERIMENT_KEYS[1:])
+    shift = _read_shift(doc, (*path, "shift"), body.get("shift", shift))
     layout = _read_layout(doc, path, body).over(defaults)
     in_domain = _read_domain(doc, (*path, "in_domain"), body["in_domain"], layout)
     out_of_domain = None
     if "out_of_domain" in body:
         out_of_domain = _read_domain(doc, (*path, "out_of_domain"), body["out_of_domain"], layout)
-        _check_no_leak(doc, (*path, "out_of_domain"), in_domain.sequences, out_of_domain.sequences)
+        if shift == "composition":
+            _check_no_leak(doc, (*path, "out_of_domain"), in_domain.sequences, out_of_domain.sequences)
+        elif (in_domain.grid, in_domain.objects) == (out_of_domain.grid, out_of_domain.objects):
+            raise SpecError("shift is `environment` but out_of_domain has the same grid and objects as in_domain",
+                            where=doc.where((*path, "out_of_domain")),
+                            fix="change the grid, object count or object filter out of domain")
     sizes = _read_sizes(doc, (*path, "sizes"), body.get("sizes", {}), default_sizes)
     own_sizes = body.get("sizes", {})
     if out_of_domain is None:
@@ -103,7 +119,7 @@ def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes) -
         sizes = {s: n for s, n in sizes.items() if s not in OOD_SPLITS}
     return Experiment(name=str(name), in_domain=in_domain, out_of_domain=out_of_domain,
                       sizes=tuple((s, sizes[s]) for s in SPLITS if s in sizes),
-                      description=str(body.get("description", "")).strip())
+                      description=str(body.get("description", "")).strip(), shift=shift)
 
 
 def _read_sizes(doc, path, value, base: dict[str, int]) -> dict[str, int]:

@@ -15,12 +15,13 @@ from typing import Any
 
 from cogen.specs._fields import Range
 
-__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter",
-           "SequenceSet", "Setting"]
+__all__ = ["ID_SPLITS", "OOD_SPLITS", "SHIFTS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter",
+           "SequenceSet", "Setting", "experiment_from_dict"]
 
 ID_SPLITS = ("train", "validation", "test")
 OOD_SPLITS = ("validation_ood", "test_ood")
 SPLITS = ID_SPLITS + OOD_SPLITS
+SHIFTS = ("composition", "environment")
 
 #: Paper sizes (COGITAO App. F): 100,000 train and 1,000 for every other split.
 PAPER_SIZES = {"train": 100_000, "validation": 1_000, "test": 1_000, "validation_ood": 1_000, "test_ood": 1_000}
@@ -104,13 +105,18 @@ class Domain:
 
 @dataclass(frozen=True)
 class Experiment:
-    """One config of the published dataset (e.g. ``C1-1``)."""
+    """One config of the published dataset (e.g. ``C1-1``).
+
+    ``shift`` says what changes out of domain: ``composition`` (the sequences; no out-of-domain
+    sequence may occur in domain) or ``environment`` (same sequences, different grids/objects).
+    """
 
     name: str
     in_domain: Domain
     out_of_domain: Domain | None
     sizes: tuple[tuple[str, int], ...]
     description: str = ""
+    shift: str = "composition"
 
     def splits(self) -> tuple[str, ...]:
         """The splits this experiment builds, in canonical order."""
@@ -172,3 +178,24 @@ class Setting:
         payload = {"family": self.family, "setting": self.name, "version": self.version, "seed": self.seed,
                    "experiment": asdict(experiment)}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
+
+
+def experiment_from_dict(data: dict) -> Experiment:
+    """Rebuild an :class:`Experiment` from ``dataclasses.asdict`` output (as stored in manifests)."""
+
+    def domain(d: dict | None) -> Domain | None:
+        if d is None:
+            return None
+        seqs = d["sequences"]
+        sequence_set = SequenceSet(tuple(map(tuple, seqs["sequences"])), tuple(seqs["pool"]),
+                                   Range(seqs["depth"]) if seqs["depth"] is not None else None,
+                                   tuple(map(tuple, seqs["exclude"])))
+        objects = d["objects"]
+        where = tuple((name, Range(value) if isinstance(value, (list, tuple)) else value)
+                      for name, value in objects["where"])
+        return Domain(sequence_set, Grid(Range(d["grid"]["height"]), Range(d["grid"]["width"])),
+                      ObjectFilter(Range(objects["count"]), where))
+
+    return Experiment(data["name"], domain(data["in_domain"]), domain(data["out_of_domain"]),
+                      tuple((split, int(n)) for split, n in data["sizes"]), data.get("description", ""),
+                      data.get("shift", "composition"))

@@ -1,0 +1,119 @@
+"""Throughput of `cogen build` end to end (sampling, dedup plan, Parquet), beside the reference.
+
+    python benchmarks/bench_build.py cases [N]      # cases A, C, D, E of cogitao_reference §8.3, one process
+    python benchmarks/bench_build.py memory         # peak RSS of a 10k and a 1M-sample build (one process)
+    python benchmarks/bench_build.py suite [W]      # the paper suite c1-c3, g1-g5 at full size, W workers
+
+Reference figures (public COGITAO code, single process, same kind of machine): A 114 samples/s,
+C 210/s, D 22/s, E 52/s; the reference needs hours for the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REFERENCE = {"A": 114, "C": 210, "D": 22, "E": 52}
+FC5 = "is_shape_fully_connected: true, rows: [1, 5], cols: [1, 5]"
+CASES = {
+    "A": ("20x20, 2 objects <=5x5, translate_up then rot90", 20, "[2, 2]", "[[translate_up, rot90]]"),
+    "C": ("G1-1 train: 15x15, 1-2 objects, translate_up", 15, "[1, 2]", "[[translate_up]]"),
+    "D": ("G1-5 test: 15x15, 3-4 objects, extend_contours_same_color", 15, "[3, 4]", "[[extend_contours_same_color]]"),
+    "E": ("20x20, 4 objects <=5x5, translate_up then rot90", 20, "[4, 4]", "[[translate_up, rot90]]"),
+}
+
+
+def case_spec(case: str, n: int) -> str:
+    _, side, count, sequences = CASES[case]
+    return f"""setting: bench
+seed: 1
+defaults:
+  grid: {{height: [{side}, {side}], width: [{side}, {side}]}}
+  objects: {{count: {count}, where: {{{FC5}}}}}
+  sizes: {{train: {n}, validation: 1, test: 1}}
+experiments:
+  {case}:
+    in_domain: {{sequences: {sequences}}}
+"""
+
+
+def run_case(case: str, n: int) -> dict:
+    from cogen.build import build
+
+    with tempfile.TemporaryDirectory() as folder:
+        spec = Path(folder) / "spec.yaml"
+        spec.write_text(case_spec(case, 200))
+        build(spec, Path(folder) / "warm", workers=1)  # compile / load the Numba cache once
+        spec.write_text(case_spec(case, n))
+        start = time.perf_counter()
+        report = build(spec, Path(folder) / "out", workers=1, rows_per_shard=n + 2)
+        seconds = time.perf_counter() - start
+        size = sum(p.stat().st_size for p in (Path(folder) / "out").glob("data/**/*.parquet"))
+    stats = report.configs[0].stats["train"]
+    attempts = sum(v for k, v in stats.items() if k != "regenerated")
+    return {"case": case, "samples": n, "seconds": round(seconds, 2), "samples_per_s": round(n / seconds),
+            "reference": REFERENCE[case], "speedup": round(n / seconds / REFERENCE[case]),
+            "attempts_per_sample": round(attempts / n, 2), "bytes_per_sample": round(size / n)}
+
+
+def cases(n: int) -> None:
+    print(f"{'case':5} {'what':58} {'samples/s':>10} {'reference':>9} {'speedup':>8} {'attempts':>8}")
+    for case in CASES:
+        row = run_case(case, n)
+        print(f"{case:5} {CASES[case][0]:58} {row['samples_per_s']:>10} {row['reference']:>9} "
+              f"{row['speedup']:>7}x {row['attempts_per_sample']:>8}")
+
+
+def _peak_rss_child(n: int) -> None:
+    from cogen.build import build
+
+    with tempfile.TemporaryDirectory() as folder:
+        spec = Path(folder) / "spec.yaml"
+        spec.write_text(case_spec("A", n))
+        start = time.perf_counter()
+        build(spec, Path(folder) / "out", workers=1)
+        seconds = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"samples": n, "seconds": round(seconds, 1), "peak_rss_mb": round(peak_mb)}))
+
+
+def memory() -> None:
+    for n in (10_000, 1_000_000):
+        out = subprocess.run([sys.executable, __file__, "_rss", str(n)], capture_output=True, text=True, check=True)
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"case A, {row['samples']:>9} samples: peak RSS {row['peak_rss_mb']} MB ({row['seconds']} s)")
+
+
+def suite(workers: int) -> None:
+    from cogen.build import build
+
+    total_rows, start = 0, time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("c1", "c2", "c3", "g1", "g2", "g3", "g4", "g5"):
+            t = time.perf_counter()
+            report = build(name, Path(folder) / "suite", workers=workers)
+            rows = sum(sum(c.rows.values()) for c in report.configs)
+            total_rows += rows
+            print(f"{name}: {rows} samples in {time.perf_counter() - t:.1f} s")
+    seconds = time.perf_counter() - start
+    print(f"paper suite: {total_rows} samples in {seconds:.1f} s with {workers} workers "
+          f"({total_rows / seconds:.0f} samples/s)")
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else "cases"
+    if mode == "cases":
+        cases(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000)
+    elif mode == "memory":
+        memory()
+    elif mode == "_rss":
+        _peak_rss_child(int(sys.argv[2]))
+    elif mode == "suite":
+        suite(int(sys.argv[2]) if len(sys.argv) > 2 else 2)
+    else:
+        sys.exit(__doc__)

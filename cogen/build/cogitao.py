@@ -1,0 +1,252 @@
+"""The COGITAO family: turn a :class:`~cogen.specs.Setting` into shard tasks and shard tables.
+
+Building one experiment takes two passes over the same pure sample function:
+
+1. *keys*: every sample's 128-bit (input grid, sequence) key, in parallel shards;
+2. the driver plans regenerations so no key repeats anywhere in the experiment
+   (:func:`cogen.build.dedup.plan_retries`), then every shard is generated again with its
+   regenerations and written to Parquet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+
+from cogen.build.dedup import plan_retries
+from cogen.build.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges
+from cogen.errors import GenerationError
+from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
+from cogen.specs.schema import Domain, Experiment, Setting
+
+__all__ = ["COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "SplitJob", "generate_rows", "shard_tables"]
+
+#: Bump when the sampling algorithm changes what a (spec, seed, index) produces.
+GENERATOR_VERSION = 1
+COLUMNS = (
+    ("id", "string"),
+    ("input", "list<list<int8>>"),
+    ("output", "list<list<int8>>"),
+    ("transformations", "list<string>"),
+    ("n_objects", "int16"),
+    ("object_ids", "list<int32>"),
+    ("object_positions", "list<list<int16>>"),
+)
+PILOT_SAMPLES = 32
+#: Below this share of accepted attempts (measured on the pilot) a spec is called hopeless.
+MIN_ACCEPTANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class SplitJob:
+    """Payload of a COGITAO shard task: the split's domain, its RNG stream and regenerations."""
+
+    domain: Domain
+    stream: int
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    retries: tuple[tuple[int, int], ...] = ()
+
+
+@lru_cache(maxsize=128)
+def _program(domain: Domain, max_attempts: int) -> Program:
+    from cogen.bank import load_bank
+
+    return compile_domain(domain, load_bank(), max_attempts)
+
+
+def _bank_arrays() -> tuple:
+    from cogen.bank import load_bank
+
+    bank = load_bank()
+    return (bank.pixels, bank.offsets, bank.shapes.astype(np.int64))
+
+
+def generate_rows(job: SplitJob, indices: np.ndarray, retries: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Generate the samples ``indices`` of a split (the pure sample function), as padded arrays."""
+    from cogen.generate import _sampler
+
+    program = _program(job.domain, job.max_attempts)
+    indices = np.ascontiguousarray(indices, np.int64)
+    retries = np.zeros(len(indices), np.int64) if retries is None else np.ascontiguousarray(retries, np.int64)
+    names = ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions", "keys", "causes")
+    arrays = _sampler.generate(np.uint64(job.stream), indices, retries, program.arrays(), _bank_arrays(),
+                               program.capacity)
+    return dict(zip(names, arrays))
+
+
+def _retries_for(job: SplitJob, start: int, stop: int) -> np.ndarray:
+    retries = np.zeros(stop - start, np.int64)
+    for index, retry in job.retries:
+        if start <= index < stop:
+            retries[index - start] = retry
+    return retries
+
+
+def _require_ok(rows: dict, config: str, split: str, start: int) -> None:
+    if rows["ok"].all():
+        return
+    failed = int(np.flatnonzero(~rows["ok"])[0]) + start
+    raise GenerationError(f"{config} {split}: sample {failed} found no valid grid in "
+                          f"{int(rows['causes'][~rows['ok']].sum(axis=1).max())} attempts; "
+                          f"{rejection_text(rows['causes'].sum(axis=0))}")
+
+
+def rejection_text(causes: np.ndarray) -> str:
+    """"attempts 2000, accepted 0: out_of_grid 1200, overlap 800" from summed cause counts."""
+    from cogen.generate._sampler import CAUSES
+
+    counts = dict(zip(CAUSES, map(int, causes)))
+    rejected = ", ".join(f"{name} {n}" for name, n in counts.items() if name != "accepted" and n)
+    return f"attempts {sum(counts.values())}, accepted {counts['accepted']}" + (f": {rejected}" if rejected else "")
+
+
+def _table(task: ShardTask, start: int, rows: dict):
+    import pyarrow as pa
+
+    from cogen.build.arrow import grids_column, names_column, padded_rows_column, pairs_column
+    from cogen.engine import TRANSFORMS
+
+    names = np.array([""] * (max(t.token for t in TRANSFORMS.values()) + 1), dtype=object)
+    for transform in TRANSFORMS.values():
+        names[transform.token] = transform.name
+    n = len(rows["ok"])
+    counts = rows["n_objects"].astype(np.int64)
+    ids = [f"{task.config}-{task.split}-{i}" for i in range(start, start + n)]
+    return pa.table({
+        "id": pa.array(ids, pa.string()),
+        "input": grids_column(rows["inputs"], rows["sizes"]),
+        "output": grids_column(rows["outputs"], rows["sizes"]),
+        "transformations": names_column(rows["sequences"].astype(np.int64), names),
+        "n_objects": pa.array(rows["n_objects"], pa.int16()),
+        "object_ids": padded_rows_column(rows["object_ids"], counts, pa.int32()),
+        "object_positions": pairs_column(rows["positions"], counts, pa.int16()),
+    })
+
+
+def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
+    """Arrow tables (one per row group) of a COGITAO shard; fills ``stats`` with rejection counts."""
+    from cogen.generate._sampler import CAUSES
+
+    job: SplitJob = task.payload
+    for start in range(task.start, task.stop, ROW_GROUP_ROWS):
+        stop = min(start + ROW_GROUP_ROWS, task.stop)
+        rows = generate_rows(job, np.arange(start, stop), _retries_for(job, start, stop))
+        _require_ok(rows, task.config, task.split, start)
+        for name, count in zip(CAUSES, rows["causes"].sum(axis=0)):
+            stats[name] = stats.get(name, 0) + int(count)
+        stats["regenerated"] = stats.get("regenerated", 0) + int(np.count_nonzero(_retries_for(job, start, stop)))
+        yield _table(task, start, rows)
+
+
+def shard_keys(task: ShardTask) -> np.ndarray:
+    """Keys of a shard's samples at retry 0 (first build pass)."""
+    job: SplitJob = task.payload
+    parts = []
+    for start in range(task.start, task.stop, ROW_GROUP_ROWS):
+        rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
+        _require_ok(rows, task.config, task.split, start)
+        parts.append(rows["keys"])
+    return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
+
+
+class CogitaoBuilder:
+    """Plans the shards of every experiment of a COGITAO setting."""
+
+    family = "cogitao"
+
+    def __init__(self, setting: Setting, rows_per_shard: int = 50_000, max_attempts: int = DEFAULT_MAX_ATTEMPTS):
+        self.setting, self.rows_per_shard, self.max_attempts = setting, rows_per_shard, max_attempts
+
+    def config_names(self) -> list[str]:
+        """Names of the configs this build writes."""
+        return [e.name for e in self.setting.experiments]
+
+    def job(self, experiment: Experiment, split: str) -> SplitJob:
+        """The payload of ``split`` of ``experiment`` (no regenerations yet)."""
+        return SplitJob(experiment.domain(split), int(stream_seed(self.setting.seed, experiment.name, split)),
+                        self.max_attempts)
+
+    def fingerprint(self, experiment: Experiment) -> str:
+        """Identity of everything that decides the experiment's bytes."""
+        from cogen.bank import load_bank
+
+        parts = (self.setting.fingerprint(experiment), str(GENERATOR_VERSION), load_bank().sha256)
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def pilot(self) -> None:
+        """Fail fast, with rejection counts, on a split whose acceptance rate is hopeless."""
+        for experiment in self.setting.experiments:
+            for split in experiment.splits():
+                rows = generate_rows(self.job(experiment, split), np.arange(min(PILOT_SAMPLES, experiment.size(split))))
+                _require_ok(rows, experiment.name, split, 0)
+                causes = rows["causes"].sum(axis=0)
+                if causes[0] < MIN_ACCEPTANCE * causes.sum():
+                    raise GenerationError(f"{experiment.name} {split}: acceptance rate {causes[0] / causes.sum():.2g} is "
+                                          f"hopeless ({rejection_text(causes)}); loosen the grid, object count or "
+                                          "object filter")
+
+    def _tasks(self, experiment: Experiment, fingerprint: str, plans: dict[str, dict[int, int]] | None) -> list[ShardTask]:
+        tasks = []
+        for split in experiment.splits():
+            job = self.job(experiment, split)
+            if plans is not None:
+                job = replace(job, retries=tuple(sorted(plans[split].items())))
+            ranges = shard_ranges(experiment.size(split), self.rows_per_shard)
+            for index, (start, stop) in enumerate(ranges):
+                tasks.append(ShardTask(self.family, experiment.name, split, index, len(ranges), start, stop,
+                                       fingerprint, COLUMNS, job))
+        return tasks
+
+    def prepare(self, executor, progress=None) -> list[ConfigPlan]:
+        """Key pass over every shard (in parallel), then a regeneration plan per experiment."""
+        experiments = self.setting.experiments
+        fingerprints = {e.name: self.fingerprint(e) for e in experiments}
+        key_tasks = [t for e in experiments for t in self._tasks(e, fingerprints[e.name], None)]
+        keys = {}
+        for task, task_keys in zip(key_tasks, executor.map(shard_keys, key_tasks)):
+            keys.setdefault((task.config, task.split), []).append(task_keys)
+            if progress:
+                progress(task.stop - task.start)
+        plans = []
+        for experiment in experiments:
+            splits = experiment.splits()
+            per_split = [np.concatenate(keys[(experiment.name, s)]) for s in splits]
+
+            def rekey(part, index, retry, experiment=experiment, splits=splits):
+                rows = generate_rows(self.job(experiment, splits[part]), np.array([index]), np.array([retry]))
+                _require_ok(rows, experiment.name, splits[part], index)
+                return tuple(rows["keys"][0])
+
+            retry_plans = dict(zip(splits, plan_retries(per_split, rekey)))
+            plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], COLUMNS,
+                                    {s: experiment.size(s) for s in splits},
+                                    self._tasks(experiment, fingerprints[experiment.name], retry_plans),
+                                    self.info(experiment),
+                                    {s: sorted(retry_plans[s].items()) for s in splits}))
+        return plans
+
+    def info(self, experiment: Experiment) -> dict:
+        """What the manifest and the dataset card say about the experiment."""
+        return {"family": self.family, "setting": self.setting.name, "version": self.setting.version,
+                "seed": self.setting.seed, "description": experiment.description or self.setting.description,
+                "generator_version": GENERATOR_VERSION, "spec": asdict(experiment)}
+
+
+def regenerate_table(manifest: dict, split: str, start: int, stop: int):
+    """Rows ``[start, stop)`` of ``split`` of a built config, regenerated from its manifest alone."""
+    import pyarrow as pa
+
+    from cogen.build.features import arrow_schema
+    from cogen.specs.schema import experiment_from_dict
+
+    experiment = experiment_from_dict(manifest["spec"])
+    job = SplitJob(experiment.domain(split), int(stream_seed(manifest["seed"], experiment.name, split)),
+                   retries=tuple(map(tuple, manifest["splits"][split].get("regenerated", []))))
+    task = ShardTask("cogitao", manifest["config"], split, 0, 1, start, stop, manifest["fingerprint"], COLUMNS, job)
+    tables = list(shard_tables(task, {}))
+    schema = arrow_schema(dict(COLUMNS)).remove_metadata()
+    return pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()

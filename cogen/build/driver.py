@@ -1,0 +1,174 @@
+"""``cogen build``: plan, generate and write every config of a spec into a Hub-ready folder."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cogen.build.executors import make_executor
+from cogen.build.manifest import environment_versions, manifest_path, read_manifests, write_json_atomic
+from cogen.build.shards import ShardResult, run_shard
+from cogen.errors import BuildError
+
+__all__ = ["BuildReport", "ConfigReport", "build", "builder_for"]
+
+#: progress(phase, advance, total): phase is "keys" or "write"; advance=0 announces the total.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class ConfigReport:
+    """What one config's build did."""
+
+    config: str
+    rows: dict[str, int]
+    written: int = 0
+    skipped: int = 0
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass
+class BuildReport:
+    """What a build did, config by config, and how long it took."""
+
+    out: Path
+    configs: list[ConfigReport]
+    seconds: float
+
+
+def builder_for(setting, rows_per_shard: int = 50_000):
+    """The family builder that knows how to plan ``setting``'s shards."""
+    if setting.family == "cogitao":
+        from cogen.build.cogitao import CogitaoBuilder
+
+        return CogitaoBuilder(setting, rows_per_shard=rows_per_shard)
+    if setting.family == "carc":
+        from cogen.carc.build import CarcBuilder
+
+        return CarcBuilder(setting, rows_per_shard=rows_per_shard)
+    raise BuildError(f"no builder for family {setting.family!r}")
+
+
+def build(config: str | Path, out: str | Path, *, scale: float = 1.0, seed: int | None = None, workers: int = 1,
+          executor: str = "local", dask_address: str | None = None, only: list[str] | None = None,
+          rows_per_shard: int = 50_000, progress: Progress | None = None) -> BuildReport:
+    """Build the configs of spec ``config`` (path or packaged name) into folder ``out``.
+
+    The folder gets ``data/<config>/<split>-XXXXX-of-YYYYY.parquet``, ``manifests/<config>.json``
+    and a ``README.md`` dataset card listing every config in the folder. Finished shards of an
+    interrupted build are kept and skipped; other configs already in the folder are untouched.
+    """
+    from cogen.specs import load_spec
+
+    if scale <= 0:
+        raise BuildError(f"--scale must be positive, got {scale}")
+    started = time.perf_counter()
+    spec_path = config
+    setting = load_spec(config).only(only).scaled(scale).with_seed(seed)
+    out = _output_folder(out)
+    builder = builder_for(setting, rows_per_shard)
+    builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
+    with make_executor(executor, workers, dask_address) as pool:
+        plans = builder.prepare(pool, _announcing(progress, "keys", setting))
+        for plan in plans:
+            _clear_stale(out, plan)
+        results = _write_shards(pool, [t for plan in plans for t in plan.tasks], out, progress)
+    reports = []
+    for plan in plans:
+        shard_results = [r for r in results if r.config == plan.config]
+        write_json_atomic(manifest_path(out, plan.config), _manifest(plan, shard_results, out, spec_path))
+        reports.append(_report(plan, shard_results))
+    from cogen.hub.card import write_card
+
+    write_card(out)
+    return BuildReport(out, reports, time.perf_counter() - started)
+
+
+def _announcing(progress: Progress | None, phase: str, setting) -> Callable[[int], None] | None:
+    if progress is None:
+        return None
+    progress(phase, 0, sum(n for e in setting.experiments for _, n in e.sizes))
+    return lambda advance: progress(phase, advance, 0)
+
+
+def _output_folder(out) -> Path:
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"{out} exists and is not a folder; choose another --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BuildError(f"cannot create the output folder {out}: {error}") from None
+    return out
+
+
+def _clear_stale(out: Path, plan) -> None:
+    """Forget a config's previous manifest if it differs, and delete files the plan does not write."""
+    path = manifest_path(out, plan.config)
+    existing = read_manifests(out).get(plan.config)
+    if existing is not None and existing.get("fingerprint") != plan.fingerprint:
+        path.unlink()
+        from cogen.hub.card import write_card
+
+        write_card(out)  # the card must not list a config that is being rewritten
+    folder = out / "data" / plan.config
+    wanted = {out / task.relpath for task in plan.tasks}
+    for file in folder.glob("*") if folder.is_dir() else ():
+        if file.suffix == ".tmp" or (file.suffix == ".parquet" and file not in wanted):
+            file.unlink()
+
+
+def _write_shards(pool, tasks, out: Path, progress: Progress | None) -> list[ShardResult]:
+    if progress:
+        progress("write", 0, sum(t.stop - t.start for t in tasks))
+    futures = {pool.submit(run_shard, task, str(out)): task for task in tasks}
+    results = []
+    for future in as_completed(futures):
+        results.append(future.result())
+        if progress:
+            task = futures[future]
+            progress("write", task.stop - task.start, 0)
+    return sorted(results, key=lambda r: r.relpath)
+
+
+def _manifest(plan, results: list[ShardResult], out: Path, spec_path) -> dict:
+    import pyarrow.parquet as pq
+
+    from cogen.bank import load_bank
+
+    splits = {}
+    for split, rows in plan.splits.items():
+        shards = [r for r in results if r.split == split]
+        files = [r.relpath for r in shards]
+        metadata = [pq.read_metadata(out / f) for f in files]
+        splits[split] = {
+            "rows": rows,
+            "files": files,
+            "num_bytes": sum(m.row_group(i).total_byte_size for m in metadata for i in range(m.num_row_groups)),
+            "download_bytes": sum((out / f).stat().st_size for f in files),
+            "stats": _sum_stats(r.stats for r in shards),
+            "regenerated": [list(pair) for pair in plan.regenerations.get(split, [])],
+        }
+        if sum(m.num_rows for m in metadata) != rows:
+            raise BuildError(f"{plan.config} {split}: the shards hold {sum(m.num_rows for m in metadata)} rows, "
+                             f"expected {rows}; delete {out / 'data' / plan.config} and rebuild")
+    return {"config": plan.config, "fingerprint": plan.fingerprint, "spec_file": Path(str(spec_path)).name,
+            **plan.info, "bank_sha256": load_bank().sha256, "versions": environment_versions(),
+            "columns": dict(plan.columns), "splits": splits}
+
+
+def _sum_stats(stats_list) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for stats in stats_list:
+        for name, count in stats.items():
+            total[name] = total.get(name, 0) + count
+    return total
+
+
+def _report(plan, results: list[ShardResult]) -> ConfigReport:
+    return ConfigReport(plan.config, dict(plan.splits), written=sum(not r.skipped for r in results),
+                        skipped=sum(r.skipped for r in results),
+                        stats={s: _sum_stats(r.stats for r in results if r.split == s) for s in plan.splits})

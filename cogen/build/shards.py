@@ -1,0 +1,145 @@
+"""Shards: the unit of parallel work, written atomically and recognised on resume.
+
+A shard file is ``data/<config>/<split>-XXXXX-of-YYYYY.parquet``. It is written under a hidden
+temporary name and renamed into place when complete, so a file with the final name is always
+whole. Its footer carries a ``cogen`` stamp (config fingerprint, split, row range); a resumed
+build skips a shard whose stamp matches and rewrites one whose stamp does not.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "read_stamp", "run_shard", "shard_ranges", "write_parquet_atomic"]
+
+#: Family name -> "module:function" yielding a shard's Arrow tables (explicit, no registration by import).
+SHARD_WRITERS = {"cogitao": "cogen.build.cogitao:shard_tables", "carc": "cogen.carc.build:shard_tables"}
+#: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
+ROW_GROUP_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """Everything a worker needs to write one shard (picklable, small)."""
+
+    family: str
+    config: str
+    split: str
+    index: int
+    count: int
+    start: int
+    stop: int
+    fingerprint: str
+    columns: tuple[tuple[str, str], ...]
+    payload: Any = field(default=None, compare=False)
+
+    @property
+    def relpath(self) -> str:
+        """Path of the shard inside the output folder."""
+        return f"data/{self.config}/{self.split}-{self.index:05d}-of-{self.count:05d}.parquet"
+
+    def stamp(self) -> dict:
+        """What the shard's footer records about how it was made."""
+        return {"fingerprint": self.fingerprint, "config": self.config, "split": self.split,
+                "start": self.start, "stop": self.stop}
+
+
+@dataclass
+class ConfigPlan:
+    """One config ready to write: its shard tasks and what the manifest and card must record.
+
+    ``regenerations`` lists, per split, the ``(index, retry)`` pairs that dedup regenerated, so
+    ``cogen verify`` can regenerate any shard from the manifest alone.
+    """
+
+    config: str
+    fingerprint: str
+    columns: tuple[tuple[str, str], ...]
+    splits: dict[str, int]
+    tasks: list[ShardTask]
+    info: dict
+    regenerations: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+
+@dataclass
+class ShardResult:
+    """What a worker reports back: rows written, statistics, time, whether it was skipped."""
+
+    relpath: str
+    config: str
+    split: str
+    rows: int
+    stats: dict[str, int]
+    seconds: float
+    skipped: bool = False
+
+
+def shard_ranges(n: int, rows_per_shard: int) -> list[tuple[int, int]]:
+    """Split ``range(n)`` into consecutive ``(start, stop)`` ranges of at most ``rows_per_shard``."""
+    count = max(1, -(-n // rows_per_shard))
+    bounds = [round(i * n / count) for i in range(count + 1)]
+    return [(bounds[i], bounds[i + 1]) for i in range(count)]
+
+
+def read_stamp(path: Path) -> tuple[dict | None, dict[str, int]]:
+    """The ``cogen`` stamp and generation statistics of a shard file (``None`` stamp if unreadable)."""
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_metadata(path).metadata or {}
+        return json.loads(metadata[b"cogen"]), json.loads(metadata.get(b"cogen_stats", b"{}"))
+    except Exception:  # a foreign or damaged file is simply not a finished shard
+        return None, {}
+
+
+def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stats: dict | None = None) -> int:
+    """Write ``tables`` as one Parquet file at ``path`` via a temporary name; returns the row count.
+
+    ``stats`` (filled while ``tables`` is consumed) is stored in the footer next to ``stamp``.
+    """
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    rows = 0
+    try:
+        with pq.ParquetWriter(temporary, schema, compression="zstd", compression_level=3,
+                              use_dictionary=["transformations", "id"], write_statistics=False) as writer:
+            for table in tables:
+                writer.write_table(table.cast(schema) if table.schema != schema else table, row_group_size=ROW_GROUP_ROWS)
+                rows += table.num_rows
+            writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return rows
+
+
+def run_shard(task: ShardTask, out_dir: str) -> ShardResult:
+    """Write one shard (worker entry point for every executor); skip it if already complete."""
+    from cogen.build.features import arrow_schema
+
+    start = time.perf_counter()
+    path = Path(out_dir) / task.relpath
+    if path.exists():
+        stamp, stats = read_stamp(path)
+        if stamp == task.stamp():
+            return ShardResult(task.relpath, task.config, task.split, task.stop - task.start, stats, 0.0, skipped=True)
+    module, function = SHARD_WRITERS[task.family].split(":")
+    shard_tables = getattr(importlib.import_module(module), function)
+    stats: dict[str, int] = {}
+    rows = write_parquet_atomic(path, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(), stats)
+    return ShardResult(task.relpath, task.config, task.split, rows, stats, time.perf_counter() - start)
+
+
+def task_dict(task: ShardTask) -> dict:
+    """A JSON-friendly view of a task (for logs and manifests)."""
+    return {k: v for k, v in asdict(task).items() if k != "payload"}

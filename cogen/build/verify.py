@@ -1,0 +1,105 @@
+"""``cogen verify``: re-check a built folder — schema, counts, leak-freedom, determinism.
+
+Nothing here trusts the build: counts are read from the Parquet files, disjointness is
+recomputed from the rows with an independent hash (BLAKE2b, not the sampler's key), and
+determinism is checked by regenerating shards from the manifest alone and comparing rows.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from cogen.build.features import arrow_schema
+from cogen.build.manifest import read_manifests
+from cogen.errors import BuildError
+
+__all__ = ["Check", "verify"]
+
+#: Family name -> "module:function(out_dir, manifest, shards) -> list[Check]" for family-specific checks.
+FAMILY_CHECKS = {"cogitao": "cogen.build.cogitao_checks:checks", "carc": "cogen.carc.verify:checks"}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verified property of one config (or of the whole folder when ``config`` is empty)."""
+
+    config: str
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+def verify(out_dir: str | Path, shards_per_config: int = 2) -> list[Check]:
+    """Run every check on the build folder ``out_dir``; regenerate up to ``shards_per_config`` shards each."""
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise BuildError(f"{out} is not a folder; pass the --out folder of a `cogen build`")
+    manifests = read_manifests(out)
+    if not manifests:
+        raise BuildError(f"{out} holds no manifests/*.json: it is not a cogen build folder (or no config finished)")
+    checks = [_card_check(out, manifests)]
+    for name, manifest in manifests.items():
+        file_checks = _file_checks(out, manifest)
+        checks += file_checks
+        if all(c.ok for c in file_checks):
+            module, function = FAMILY_CHECKS[manifest["family"]].split(":")
+            checks += getattr(importlib.import_module(module), function)(out, manifest, shards_per_config)
+    return checks
+
+
+def _card_check(out: Path, manifests: dict) -> Check:
+    readme = out / "README.md"
+    if not readme.is_file():
+        return Check("", "card", False, "README.md is missing; rerun `cogen build` or `cogen hub card`")
+    text = readme.read_text(encoding="utf-8")
+    try:
+        header = yaml.safe_load(text.split("---", 2)[1])
+    except (IndexError, yaml.YAMLError) as error:
+        return Check("", "card", False, f"README.md has no readable YAML header ({error})")
+    listed = {c["config_name"]: c for c in header.get("configs", [])}
+    infos = {i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]} for i in header.get("dataset_info", [])}
+    problems = [f"{name} missing from configs" for name in manifests if name not in listed]
+    problems += [f"{name} listed but not built" for name in listed if name not in manifests]
+    problems += [f"{name} row counts differ" for name, m in manifests.items()
+                 if infos.get(name) != {s: v["rows"] for s, v in m["splits"].items()}]
+    defaults = [name for name, c in listed.items() if c.get("default")]
+    if len(defaults) != 1:
+        problems.append(f"{len(defaults)} default configs (need exactly one)")
+    return Check("", "card", not problems, "; ".join(problems) or f"{len(listed)} configs, counts match")
+
+
+def _file_checks(out: Path, manifest: dict) -> list[Check]:
+    import pyarrow.parquet as pq
+
+    config = manifest["config"]
+    expected = arrow_schema(manifest["columns"])
+    folder = out / "data" / config
+    listed = {f for split in manifest["splits"].values() for f in split["files"]}
+    present = {f"data/{config}/{p.name}" for p in folder.glob("*")} if folder.is_dir() else set()
+    problems = [f"missing {f}" for f in sorted(listed - present)]
+    problems += [f"unexpected {f}" for f in sorted(present - listed)]
+    counts = []
+    for split, info in manifest["splits"].items():
+        rows = 0
+        for file in info["files"]:
+            if file not in present:
+                continue
+            schema = pq.read_schema(out / file)
+            if not schema.remove_metadata().equals(expected.remove_metadata()):
+                problems.append(f"{file}: schema differs from the manifest's columns")
+            if schema.metadata.get(b"huggingface") != expected.metadata[b"huggingface"]:
+                problems.append(f"{file}: Hugging Face features metadata differs")
+            rows += pq.read_metadata(out / file).num_rows
+        counts.append(f"{split} {rows}")
+        if rows != info["rows"]:
+            problems.append(f"{split}: {rows} rows in the files, {info['rows']} in the manifest")
+    return [Check(config, "files and schema", not problems, "; ".join(problems) or ", ".join(counts))]
+
+
+def failed(checks: list[Check]) -> list[Check]:
+    """The checks that did not pass."""
+    return [c for c in checks if not c.ok]

@@ -1,0 +1,148 @@
+"""``cogen build``, ``cogen verify`` and ``cogen sample``."""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cogen.cli import _console
+
+DEFAULT_SPEC = "c1"
+DEFAULT_OUT = Path("cogen-data")
+
+
+class ExecutorKind(str, Enum):
+    local = "local"
+    dask = "dask"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the build commands to ``app``."""
+    app.command("build")(build)
+    app.command("verify")(verify)
+    app.command("sample")(sample)
+
+
+def build(
+    config: Annotated[str, typer.Option("--config", "-c", help="Spec file path, or the name of a packaged spec (c1 … g5, s, carc).")] = DEFAULT_SPEC,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (Hub repo layout).")] = DEFAULT_OUT,
+    scale: Annotated[float, typer.Option(help="Multiply every split size (e.g. 0.01 for a quick build).")] = 1.0,
+    seed: Annotated[int | None, typer.Option(help="Override the spec's seed.")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes (never changes the output).")] = min(os.cpu_count() or 1, 8),
+    executor: Annotated[ExecutorKind, typer.Option(case_sensitive=False, help="local process pool, or a Dask cluster.")] = ExecutorKind.local,
+    dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask (default: a local cluster).")] = None,
+    only: Annotated[str | None, typer.Option(help="Comma-separated configs to build, e.g. C3-1,C3-2.")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
+) -> None:
+    """Build the configs of a spec into a Hub-ready dataset folder (resumes interrupted builds)."""
+    from cogen.build import build as run_build
+
+    names = [name.strip() for name in only.split(",") if name.strip()] if only else None
+    with _progress_bar(progress) as bar:
+        report = run_build(config, out, scale=scale, seed=seed, workers=workers, executor=executor.value,
+                           dask_address=dask_address, only=names, progress=bar)
+    _print_report(report)
+
+
+def _progress_bar(enabled: bool):
+    from contextlib import contextmanager
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    @contextmanager
+    def bar():
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=_console.err, disable=not enabled, transient=False) as rich_progress:
+            tasks = {}
+
+            def update(phase: str, advance: int, total: int) -> None:
+                label = {"keys": "sampling keys", "write": "writing shards"}.get(phase, phase)
+                if phase not in tasks:
+                    tasks[phase] = rich_progress.add_task(label, total=total or None)
+                elif total:
+                    rich_progress.update(tasks[phase], total=total)
+                rich_progress.advance(tasks[phase], advance)
+
+            yield update
+
+    return bar()
+
+
+def _print_report(report) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"built into {report.out} in {report.seconds:.1f} s", title_justify="left")
+    for column in ("config", "train", "validation", "test", "validation_ood", "test_ood", "acceptance", "shards"):
+        table.add_column(column, justify="right" if column != "config" else "left")
+    for config in report.configs:
+        attempts = sum(sum(s.values()) - s.get("regenerated", 0) for s in config.stats.values())
+        accepted = sum(s.get("accepted", 0) for s in config.stats.values())
+        rate = f"{accepted / attempts:.0%}" if attempts else "–"
+        shards = f"{config.written} new" + (f", {config.skipped} kept" if config.skipped else "")
+        table.add_row(config.config, *(str(config.rows.get(s, "–")) for s in
+                                       ("train", "validation", "test", "validation_ood", "test_ood")), rate, shards)
+    _console.out.print(table)
+    first = report.configs[0].config if report.configs else "<config>"
+    _console.out.print(f'load with: datasets.load_dataset("{report.out}", "{first}")')
+
+
+def verify(
+    folder: Annotated[Path, typer.Argument(help="A folder written by `cogen build`.")],
+    shards: Annotated[int, typer.Option(min=0, help="Shards per config to regenerate for the determinism check.")] = 2,
+) -> None:
+    """Re-check a built folder: schema, counts, held-out sequences, uniqueness, determinism."""
+    from rich.table import Table
+
+    from cogen.build.verify import failed
+    from cogen.build.verify import verify as run_verify
+
+    checks = run_verify(folder, shards_per_config=shards)
+    table = Table(title=f"cogen verify {folder}", title_justify="left")
+    for column in ("config", "check", "result", "detail"):
+        table.add_column(column)
+    for check in checks:
+        table.add_row(check.config or "(folder)", check.name, "[green]ok[/]" if check.ok else "[red]FAILED[/]",
+                      check.detail)
+    _console.out.print(table)
+    bad = failed(checks)
+    if bad:
+        _console.error(f"{len(bad)} of {len(checks)} checks failed")
+        raise typer.Exit(1)
+    _console.out.print(f"all {len(checks)} checks passed")
+
+
+def sample(
+    transforms: Annotated[str, typer.Option("--transforms", "-t", help="Comma-separated sequence, applied in order.")],
+    grid: Annotated[str, typer.Option(help="Grid size: N or HxW.")] = "20",
+    objects: Annotated[int, typer.Option(min=1, help="Number of objects.")] = 2,
+    where: Annotated[str | None, typer.Option(help="Object filter, e.g. 'is_shape_fully_connected, rows<=5, cols<=5'.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
+) -> None:
+    """Draw one input/output pair for a sequence and show it in the terminal in colour."""
+    from cogen.display import grids_side_by_side
+    from cogen.generate.single import sample_one
+
+    height, width = _grid_size(grid)
+    result = sample_one([t.strip() for t in transforms.split(",") if t.strip()], height=height, width=width,
+                        objects=objects, where=where, seed=seed)
+    _console.out.print(grids_side_by_side([result.input, result.output], ["input", " -> ".join(result.transformations)]))
+    _console.out.print(f"objects (bank id @ row, col): "
+                       + ", ".join(f"{i} @ {r},{c}" for i, (r, c) in zip(result.object_ids, result.positions))
+                       + f"; {result.attempts} attempt(s)")
+
+
+def _grid_size(text: str) -> tuple[int, int]:
+    from cogen.errors import SpecError
+
+    parts = text.lower().split("x")
+    try:
+        sizes = [int(p) for p in parts]
+    except ValueError:
+        raise SpecError(f"--grid {text!r} is not N or HxW", fix="e.g. --grid 20 or --grid 15x20") from None
+    if len(sizes) not in (1, 2) or min(sizes) < 1:
+        raise SpecError(f"--grid {text!r} is not N or HxW", fix="e.g. --grid 20 or --grid 15x20")
+    return (sizes[0], sizes[-1])

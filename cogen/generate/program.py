@@ -1,0 +1,80 @@
+"""Compile a spec :class:`~cogen.specs.Domain` into the flat arrays the sampler kernels read."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from cogen.specs.schema import SPLITS, Domain
+
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "Program", "compile_domain", "stream_seed"]
+
+#: Attempts one sample may take before the build gives up on the spec (never a hang).
+DEFAULT_MAX_ATTEMPTS = 20_000
+#: Most distinct precondition-bearing transformations one domain may use (2**k object pools).
+MAX_PRECONDITIONED = 10
+
+
+@dataclass(frozen=True)
+class Program:
+    """A domain as arrays: sequences, candidate object pools, ranges (see ``_sampler.generate``)."""
+
+    sequences: np.ndarray          # int64 (n, 1 + depth): length, then tokens (-1 padded)
+    pool: np.ndarray               # int64 tokens drawn from in pool mode
+    token_bits: np.ndarray         # int64 per token: its precondition bit (0 = none)
+    candidate_offsets: np.ndarray  # int64 (2**k + 1): CSR offsets of the pools, by precondition mask
+    candidate_ids: np.ndarray      # int32 bank ids, each pool sorted
+    params: np.ndarray             # int64 (10,): see _sampler.P_*
+    capacity: tuple[int, int, int, int]  # max height, max width, max objects, max depth
+
+    def arrays(self) -> tuple:
+        """The ``program`` tuple the kernels take."""
+        return (self.sequences, self.pool, self.token_bits, self.candidate_offsets, self.candidate_ids, self.params)
+
+
+def compile_domain(domain: Domain, bank, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Program:
+    """Turn ``domain`` into a :class:`Program` over ``bank`` (a :class:`cogen.bank.Bank`)."""
+    from cogen.engine import TRANSFORMS, resolve
+    from cogen.specs.cogitao import object_query
+
+    seqs = domain.sequences
+    listed = seqs.sequences if seqs.explicit else seqs.exclude
+    depth = seqs.max_depth
+    table = np.full((max(len(listed), 1), 1 + depth), -1, np.int64)  # a row of -1 matches no sequence
+    for row, sequence in enumerate(listed):
+        table[row, 0] = len(sequence)
+        table[row, 1 : 1 + len(sequence)] = [resolve(name).token for name in sequence]
+    guarded = [name for name in seqs.transforms() if resolve(name).preconditions]
+    if len(guarded) > MAX_PRECONDITIONED:
+        from cogen.errors import SpecError
+
+        raise SpecError(f"a domain may use at most {MAX_PRECONDITIONED} transformations with preconditions")
+    token_bits = np.zeros(max(t.token for t in TRANSFORMS.values()) + 1, np.int64)
+    for bit, name in enumerate(guarded):
+        token_bits[resolve(name).token] = 1 << bit
+    pools = []
+    for mask in range(1 << len(guarded)):
+        query = object_query(domain.objects, [name for bit, name in enumerate(guarded) if mask >> bit & 1])
+        pools.append(np.asarray(bank.select(query) if query is not None else [], np.int32))
+    offsets = np.zeros(len(pools) + 1, np.int64)
+    offsets[1:] = np.cumsum([len(p) for p in pools])
+    grid, count = domain.grid, domain.objects.count
+    params = np.array([int(seqs.explicit), seqs.depth.lo if seqs.depth else 0, seqs.depth.hi if seqs.depth else 0,
+                       grid.height.lo, grid.height.hi, grid.width.lo, grid.width.hi, count.lo, count.hi,
+                       max_attempts], np.int64)
+    pool = np.array([resolve(name).token for name in seqs.pool], np.int64)
+    return Program(table, pool, token_bits, offsets, np.concatenate(pools) if pools else np.zeros(0, np.int32),
+                   params, (grid.height.hi, grid.width.hi, count.hi, depth))
+
+
+def stream_seed(seed: int, experiment: str, split: str) -> np.uint64:
+    """The RNG stream of one split: a ``SeedSequence`` of the seed, the experiment name and the split."""
+    name_words = np.frombuffer(hashlib.sha256(experiment.encode()).digest()[:16], np.uint32).tolist()
+    entropy = [int(seed), *name_words, SPLITS.index(split) if split in SPLITS else _word(split)]
+    return np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0]
+
+
+def _word(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")

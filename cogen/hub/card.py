@@ -1,0 +1,72 @@
+"""Render the dataset card (``README.md``) of a build folder from its manifests and ``hub_card.md``.
+
+The YAML header lists every config in the folder (``configs:``, one ``default``) with
+``dataset_info`` from the real row counts — ``datasets`` checks ``num_examples`` on load, so
+they must come from the shards actually written, never from the spec.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+from cogen._resources import resource_path
+from cogen.build.features import card_features
+from cogen.build.manifest import read_manifests
+
+__all__ = ["card_header", "render_card", "write_card"]
+
+CARD_METADATA = {
+    "license": "apache-2.0",
+    "task_categories": ["other"],
+    "tags": ["arc", "abstract-reasoning", "compositional-generalization", "systematicity", "synthetic", "procedural"],
+    "pretty_name": "cogen: compositional generalization on ARC-like grids",
+}
+
+
+def _size_category(rows: int) -> str:
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")]
+    return next((label for bound, label in bounds if rows < bound), "n>1T")
+
+
+def card_header(manifests: dict[str, dict]) -> dict:
+    """The YAML front matter: card metadata, ``configs`` and ``dataset_info`` for every config."""
+    configs, infos = [], []
+    for position, (name, manifest) in enumerate(manifests.items()):
+        entry = {"config_name": name}
+        if position == 0:
+            entry["default"] = True
+        entry["data_files"] = [{"split": split, "path": f"data/{name}/{split}-*.parquet"} for split in manifest["splits"]]
+        configs.append(entry)
+        splits = manifest["splits"]
+        infos.append({
+            "config_name": name,
+            "features": card_features(manifest["columns"]),
+            "splits": [{"name": s, "num_bytes": v["num_bytes"], "num_examples": v["rows"]} for s, v in splits.items()],
+            "download_size": sum(v["download_bytes"] for v in splits.values()),
+            "dataset_size": sum(v["num_bytes"] for v in splits.values()),
+        })
+    total = sum(v["rows"] for m in manifests.values() for v in m["splits"].values())
+    return {**CARD_METADATA, "size_categories": [_size_category(total)], "dataset_info": infos, "configs": configs}
+
+
+def render_card(out_dir: Path) -> str:
+    """The full README.md text for the build folder ``out_dir``."""
+    from cogen.hub.body import render_body
+
+    manifests = read_manifests(out_dir)
+    header = yaml.safe_dump(card_header(manifests), sort_keys=False, allow_unicode=True, width=120)
+    template = resource_path("hub_card.md").read_text(encoding="utf-8")
+    return f"---\n{header}---\n\n{render_body(template, manifests, Path(out_dir))}"
+
+
+def write_card(out_dir: Path) -> Path:
+    """(Re)write ``out_dir/README.md`` atomically from the manifests currently in the folder."""
+    path = Path(out_dir) / "README.md"
+    temporary = path.with_name(f".README.md.{os.getpid()}.tmp")
+    temporary.write_text(render_card(out_dir), encoding="utf-8")
+    os.replace(temporary, path)
+    return path
