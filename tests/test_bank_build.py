@@ -106,6 +106,27 @@ def test_kernels_give_the_same_objects_without_jit():
     assert plain.stdout.strip() == jit
 
 
+def test_kernel_codes_match_the_vocabularies():
+    from cogen.bank import _generate as kernels
+    from cogen.bank import _recipes as recipes
+
+    def codes(vocabulary, names):
+        return [vocabulary.index(name) for name in names]
+
+    assert [kernels._FOOTPRINT, kernels._GROWN] == codes(recipes.FAMILIES, ["footprint", "grown"])
+    assert [kernels._RECTANGLE, kernels._SQUARE, kernels._DISK, kernels._DIAMOND, kernels._ELLIPSE] == \
+        codes(recipes.FOOTPRINTS, ["rectangle", "square", "disk", "diamond", "ellipse"])
+    assert [kernels._CONN4, kernels._CONN8, kernels._DISTANCE] == \
+        codes(recipes.CONNECTIVITIES, ["4-connected", "8-connected", "distance"])
+    assert [kernels._SYM_H, kernels._SYM_V, kernels._SYM_DIAG, kernels._SYM_ANTI, kernels._SYM_POINT,
+            kernels._SYM_NONE] == codes(recipes.SYMMETRIES, ["horizontal", "vertical", "diagonal",
+                                                             "antidiagonal", "point", "none"])
+    assert [kernels._UNIFORM, kernels._ROW_STRIPES, kernels._COL_STRIPES, kernels._DIAG_STRIPES,
+            kernels._TOP_BOTTOM, kernels._LEFT_RIGHT, kernels._RANDOM] == list(range(len(recipes.COLOR_PATTERNS)))
+    assert [kernels._FAMILY, kernels._KIND, kernels._SYMMETRY, kernels._OUTLINE, kernels._PATTERN, kernels._ROWS,
+            kernels._COLS, kernels._COLOR, kernels._SEED] == list(range(len(recipes.RECIPE_COLUMNS)))
+
+
 def test_sweep_is_a_plain_enumeration():
     from cogen.bank._recipes import RECIPE_COLUMNS, sweep
 

@@ -8,7 +8,7 @@ The RNG is a Weyl sequence on 62 bits followed by a 32-bit integer hash (every i
 stays below 2**63, so plain Python ints and Numba int64 agree bit for bit). It is not NumPy's:
 NumPy's streams may change between releases, ours cannot.
 
-A recipe is one int64 row (see :mod:`cogen.bank._recipes` for the column meanings); ``_generate``
+A recipe is one int64 row (see :mod:`cogen.bank._recipes` for the column meanings); :func:`generate`
 writes each object's tight box at the top-left of a 15x15 slot and its (rows, cols), or (0, 0)
 when the recipe yields nothing (an outline identical to its solid footprint).
 """

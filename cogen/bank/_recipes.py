@@ -24,17 +24,25 @@ BANK_SEED = 20_250_523
 MAX_SIDE = 15
 _SIDES = range(1, MAX_SIDE + 1)
 _SMALL = 5          # boxes up to 5x5 get every uniform colour (they feed the experiment pools)
-_DIAGONAL_PATTERNS = (0, 3, 6)   # patterns that can keep a transpose symmetry: uniform, diagonal, random
+
+# Codes (indices into the vocabularies above) the enumeration needs by name.
+_FOOTPRINT, _GROWN = (FAMILIES.index(name) for name in ("footprint", "grown"))
+_RECTANGLE, _SQUARE, _DISK, _DIAMOND, _ELLIPSE = range(len(FOOTPRINTS))
+_TRANSPOSES = (SYMMETRIES.index("diagonal"), SYMMETRIES.index("antidiagonal"))
+_NO_SYMMETRY = SYMMETRIES.index("none")
+_UNIFORM = COLOR_PATTERNS.index("uniform")
+# Patterns that can keep a transpose symmetry with colours included.
+_TRANSPOSE_PATTERNS = tuple(COLOR_PATTERNS.index(p) for p in ("uniform", "diagonal_stripes", "random"))
 
 
 def _footprint_masks():
-    """(footprint, rows, cols) of every footprint size the sweep tries."""
-    rectangle, square, disk, diamond, ellipse = range(5)
-    masks = [(square, n, n) for n in _SIDES]
-    masks += [(rectangle, h, w) for h in _SIDES for w in _SIDES if h != w]
-    masks += [(disk, n, n) for n in _SIDES if n >= 4]
-    masks += [(ellipse, h, w) for h in _SIDES for w in _SIDES if h != w and min(h, w) >= 3]
-    masks += [(diamond, h, w) for h in _SIDES for w in _SIDES if min(h, w) >= 3]
+    """(footprint, rows, cols) of every footprint size the sweep tries (disks below 4x4 and
+    ellipses or diamonds thinner than 3 would only repeat squares and rectangles)."""
+    masks = [(_SQUARE, n, n) for n in _SIDES]
+    masks += [(_RECTANGLE, h, w) for h in _SIDES for w in _SIDES if h != w]
+    masks += [(_DISK, n, n) for n in _SIDES if n >= 4]
+    masks += [(_ELLIPSE, h, w) for h in _SIDES for w in _SIDES if h != w and min(h, w) >= 3]
+    masks += [(_DIAMOND, h, w) for h in _SIDES for w in _SIDES if min(h, w) >= 3]
     return masks
 
 
@@ -44,13 +52,14 @@ def _footprint_recipes():
     5x5 come in all nine uniform colours; regular ones also in all six other patterns."""
     rows, turn = [], 0
     for kind, h, w in _footprint_masks():
-        regular = h == w and (kind != 3 or h % 2 == 1)
+        regular = h == w and (kind != _DIAMOND or h % 2 == 1)
         colors = range(1, 10) if regular or max(h, w) <= _SMALL else (0,)
         for outline in (0, 1) if min(h, w) >= 3 else (0,):
-            rows += [(0, kind, 5, outline, 0, h, w, color) for color in colors]
+            rows += [(_FOOTPRINT, kind, _NO_SYMMETRY, outline, _UNIFORM, h, w, color) for color in colors]
             for _ in range(6 if regular else 2):
                 turn += 1
-                rows.append((0, kind, 5, outline, 1 + turn % 6, h, w, 0))
+                pattern = 1 + turn % (len(COLOR_PATTERNS) - 1)   # any pattern but uniform
+                rows.append((_FOOTPRINT, kind, _NO_SYMMETRY, outline, pattern, h, w, 0))
     return rows
 
 
@@ -61,7 +70,7 @@ def _grown_attempts(h, w, symmetry):
     to 5x5 most objects are 4x4 to 5x5 or under 4x4, and 6x6 to 8x8 boxes are the commonest
     medium size (the G3/G5 test pools draw from them)."""
     small, large = min(h, w), max(h, w)
-    if symmetry in (2, 3):          # transpose symmetries exist only on square boxes
+    if symmetry in _TRANSPOSES:          # transpose symmetries exist only on square boxes
         return 20 if small >= 3 else 8
     if large <= _SMALL:
         return 40 if small >= 4 else 5 if large >= 4 else 24
@@ -75,14 +84,12 @@ def _grown_recipes():
     rows, turn = [], 0
     for kind in range(len(CONNECTIVITIES)):
         for symmetry in range(len(SYMMETRIES)):
-            for h in _SIDES:
-                for w in _SIDES:
-                    if symmetry in (2, 3) and h != w:
-                        continue
-                    patterns = _DIAGONAL_PATTERNS if symmetry in (2, 3) else range(len(COLOR_PATTERNS))
-                    for _ in range(_grown_attempts(h, w, symmetry)):
-                        turn += 1
-                        rows.append((1, kind, symmetry, 0, patterns[turn % len(patterns)], h, w, 0))
+            transpose = symmetry in _TRANSPOSES
+            patterns = _TRANSPOSE_PATTERNS if transpose else range(len(COLOR_PATTERNS))
+            for h, w in ((h, w) for h in _SIDES for w in _SIDES if h == w or not transpose):
+                for _ in range(_grown_attempts(h, w, symmetry)):
+                    turn += 1
+                    rows.append((_GROWN, kind, symmetry, 0, patterns[turn % len(patterns)], h, w, 0))
     return rows
 
 

@@ -50,7 +50,7 @@ def _pack(grids: np.ndarray, shapes: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def _metadata(recipes: np.ndarray) -> dict[str, np.ndarray]:
     """The build metadata columns of the kept recipes."""
-    grown = recipes[:, 0] == 1
+    grown = recipes[:, 0] == _recipes.FAMILIES.index("grown")
 
     def names(vocabulary, codes, applies):
         return np.where(applies, np.asarray(vocabulary)[codes], _recipes.NOT_APPLICABLE)
