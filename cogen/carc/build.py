@@ -1,0 +1,258 @@
+"""The Compositional-ARC family of ``cogen build``: plan the configs of a spec, write their shards.
+
+Building a spec takes two passes over the pure episode function:
+
+1. *keys*: every pool episode's exact grammar key, in parallel shards; the driver then plans
+   regenerations so no grammar repeats anywhere in the pool
+   (:func:`cogen.build.dedup.plan_retries`, canonical pool order);
+2. every config's rows (the pool itself, or a systematicity split of it) are generated again by
+   pool index and written to Parquet.
+
+A split needs only each episode's triplet and variants, which the kernels compute from the
+episode's head without generating it, so any shard can be regenerated from its manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from cogen.build.dedup import plan_retries
+from cogen.build.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges
+from cogen.carc.episodes import EpisodeBatch, EpisodeSampler, stream_seed, triplet_codes
+from cogen.carc.spec import CarcConfig, CarcSetting, setting_from_dict
+from cogen.carc.split import held_out_triplets, split_rows
+from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table
+
+__all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_rows", "pool_keys", "pool_rows",
+           "regenerate_table", "shard_tables"]
+
+#: Bump when the generator changes what a (spec, index, retry) produces.
+GENERATOR_VERSION = 1
+#: Episodes the pilot generates before any worker starts (compiles the kernels, fails fast).
+PILOT_EPISODES = 8
+
+
+@dataclass(frozen=True)
+class PoolJob:
+    """Payload of a shard of pool episodes: the rows' pool indices, their retries and the row layout."""
+
+    sampler: EpisodeSampler
+    kind: str
+    episodes: np.ndarray = field(compare=False)
+    retries: np.ndarray = field(compare=False)
+
+
+@dataclass(frozen=True)
+class StaticJob:
+    """Payload of a shard of the static variant (its 8 episodes are regenerated whole: they are tiny)."""
+
+    setting: CarcSetting
+    split: str
+
+
+@dataclass(frozen=True)
+class KeyTask:
+    """Pool episodes ``[start, stop)`` whose grammar keys the first pass computes."""
+
+    sampler: EpisodeSampler
+    start: int
+    stop: int
+
+
+def pool_keys(task: KeyTask) -> np.ndarray:
+    """Grammar keys of a range of pool episodes at retry 0 (first build pass; a worker entry point)."""
+    parts = [task.sampler.generate(np.arange(start, min(start + ROW_GROUP_ROWS, task.stop))).require_ok().keys
+             for start in range(task.start, task.stop, ROW_GROUP_ROWS)]
+    return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
+
+
+def pool_rows(setting: CarcSetting, sampler: EpisodeSampler, retries: np.ndarray,
+              config: CarcConfig) -> dict[str, np.ndarray]:
+    """Pool indices of every split of ``config``, from the episodes' heads alone."""
+    if config.kind == "episodes":
+        return {"train": np.arange(setting.episodes)}
+    heads = sampler.heads(np.arange(setting.episodes), retries)
+    return split_rows(triplet_codes(heads[:, :3]), heads[:, 3:], config.split_seed, setting.split.held_out,
+                      setting.split.min_label_count, len(sampler.variants))
+
+
+def batch_rows(batch: EpisodeBatch, kind: str) -> RowData:
+    """The rows of a config of ``kind`` made from generated episodes (one row per episode)."""
+    from cogen.carc._kernels import LEVEL2, META_COLOR, META_NCOLOR
+
+    n, layout = len(batch), batch.sampler.layout
+    study = batch.shots if kind == "3shot" else batch.study
+    study_kinds = np.full((n, layout.shots), LEVEL2) if kind == "3shot" else \
+        np.tile(np.repeat(np.arange(6), [layout.primitives] * 3 + [layout.compositions] * 3), (n, 1))
+    kwargs = np.array([v.kwargs_json for v in batch.sampler.variants], object)[batch.variant_numbers]
+    return RowData(episode=batch.indices, study=study, study_kinds=study_kinds, queries=batch.queries,
+                   query_kinds=np.full((n, layout.queries), LEVEL2), types=batch.types, kwargs=kwargs,
+                   shape_words=batch.shapes[:, 0:2], color=batch.meta[:, META_COLOR],
+                   neighbor_words=batch.shapes[:, 2:4], neighbor_color=batch.meta[:, META_NCOLOR],
+                   shots=batch.shots if kind == "episodes" else None)
+
+
+def _add_stats(stats: dict[str, int], causes: np.ndarray, regenerated: int) -> None:
+    from cogen.carc._kernels import CAUSES
+
+    for name, count in zip(CAUSES, causes.sum(axis=0)):
+        stats[name] = stats.get(name, 0) + int(count)
+    stats["regenerated"] = stats.get("regenerated", 0) + regenerated
+
+
+def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
+    """Arrow tables (one per row group) of a Compositional-ARC shard; fills ``stats`` with grammar
+    attempts by outcome and the number of regenerated episodes."""
+    job = task.payload
+    if isinstance(job, StaticJob):
+        episodes = static_episodes(job.setting)
+        rows = _static_rows(job.setting, episodes)[job.split]
+        _add_stats(stats, episodes.causes, 0)
+        yield rows_table(rows, [f"{task.config}-{task.split}-{i}" for i in range(len(rows))])
+        return
+    for offset in range(0, len(job.episodes), ROW_GROUP_ROWS):
+        episodes, retries = job.episodes[offset: offset + ROW_GROUP_ROWS], job.retries[offset: offset + ROW_GROUP_ROWS]
+        batch = job.sampler.generate(episodes, retries).require_ok()
+        _add_stats(stats, batch.causes, int(np.count_nonzero(retries)))
+        first = task.start + offset
+        yield rows_table(batch_rows(batch, job.kind), [f"{task.config}-{task.split}-{first + i}" for i in range(len(batch))])
+
+
+def static_episodes(setting: CarcSetting):
+    """The static variant's 8 episodes for ``setting``."""
+    from cogen.carc.static import generate_static
+
+    return generate_static(setting.static, stream_seed(setting.static.seed, f"{setting.name}-static"),
+                           setting.rotation, setting.degenerate == "keep", tuple(setting.shape_size))
+
+
+def _static_rows(setting: CarcSetting, episodes) -> dict[str, RowData]:
+    from cogen.carc.static import static_rows
+
+    return static_rows(episodes, setting.static.seed)
+
+
+class CarcBuilder:
+    """Plans the configs of a Compositional-ARC spec: the episode pool, its splits, the static variant."""
+
+    family = "carc"
+
+    def __init__(self, setting: CarcSetting, rows_per_shard: int = 50_000):
+        self.setting, self.rows_per_shard = setting, rows_per_shard
+
+    @cached_property
+    def sampler(self) -> EpisodeSampler:
+        """The sampler of the spec's episode pool."""
+        return EpisodeSampler.from_setting(self.setting)
+
+    def config_names(self) -> list[str]:
+        """Names of the configs this build writes."""
+        return [c.name for c in self.setting.experiments]
+
+    def fingerprint(self, config: CarcConfig) -> str:
+        """Identity of everything that decides the config's bytes."""
+        parts = (self.setting.fingerprint(config), str(GENERATOR_VERSION))
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def pilot(self) -> None:
+        """Generate a few episodes (compiling the kernels before workers start); fail fast on a bad spec."""
+        self.sampler.generate(np.arange(PILOT_EPISODES)).require_ok()
+        if any(c.kind == "static" for c in self.setting.experiments):
+            static_episodes(self.setting)
+
+    def prepare(self, executor, progress=None) -> list[ConfigPlan]:
+        """Key pass over the pool (in parallel) and its dedup plan, then every config's shard tasks."""
+        configs = self.setting.experiments
+        retries = None
+        if any(c.kind != "static" for c in configs):
+            retries = self.pool_retries(executor, progress)
+        return [self._static_plan(c) if c.kind == "static" else self._pool_plan(c, retries) for c in configs]
+
+    def pool_retries(self, executor, progress=None) -> np.ndarray:
+        """Retry number of every pool episode that makes every grammar unique (mostly 0)."""
+        ranges = shard_ranges(self.setting.episodes, self.rows_per_shard)
+        tasks = [KeyTask(self.sampler, start, stop) for start, stop in ranges]
+        keys = []
+        for task, task_keys in zip(tasks, executor.map(pool_keys, tasks)):
+            keys.append(task_keys)
+            if progress:
+                progress(task.stop - task.start)
+
+        def rekey(part: int, index: int, retry: int) -> tuple[int, int]:
+            return tuple(self.sampler.generate([index], [retry]).require_ok().keys[0])
+
+        plan = plan_retries([np.concatenate(keys)], rekey)[0]
+        retries = np.zeros(self.setting.episodes, np.int64)
+        for index, retry in plan.items():
+            retries[index] = retry
+        return retries
+
+    def _pool_plan(self, config: CarcConfig, retries: np.ndarray) -> ConfigPlan:
+        rows = pool_rows(self.setting, self.sampler, retries, config)
+        fingerprint = self.fingerprint(config)
+        columns = EPISODE_COLUMNS if config.kind == "episodes" else COLUMNS
+        tasks = []
+        for split, episodes in rows.items():
+            ranges = shard_ranges(len(episodes), self.rows_per_shard)
+            for index, (start, stop) in enumerate(ranges):
+                job = PoolJob(self.sampler, config.kind, episodes[start:stop], retries[episodes[start:stop]])
+                tasks.append(ShardTask(self.family, config.name, split, index, len(ranges), start, stop, fingerprint,
+                                       columns, job))
+        regenerated = {split: _pairs(episodes[retries[episodes] != 0], retries) for split, episodes in rows.items()}
+        info = {**self.info(config), "pool_regenerated": [list(pair) for pair in _pairs(np.flatnonzero(retries), retries)]}
+        return ConfigPlan(config.name, fingerprint, columns, {s: len(e) for s, e in rows.items()}, tasks, info,
+                          regenerated)
+
+    def _static_plan(self, config: CarcConfig) -> ConfigPlan:
+        rows = _static_rows(self.setting, static_episodes(self.setting))
+        fingerprint = self.fingerprint(config)
+        tasks = [ShardTask(self.family, config.name, split, 0, 1, 0, len(split_rows_), fingerprint, COLUMNS,
+                           StaticJob(self.setting, split)) for split, split_rows_ in rows.items()]
+        return ConfigPlan(config.name, fingerprint, COLUMNS, {s: len(r) for s, r in rows.items()}, tasks,
+                          self.info(config))
+
+    def info(self, config: CarcConfig) -> dict:
+        """What the manifest and the dataset card say about the config."""
+        info = {"family": self.family, "setting": self.setting.name, "version": self.setting.version,
+                "seed": self.setting.seed, "description": self.setting.description,
+                "generator_version": GENERATOR_VERSION, "kind": config.kind, "split_seed": config.split_seed,
+                "spec": self.setting.to_dict()}
+        if config.kind in ("systematicity", "3shot"):
+            held, train = held_out_triplets(config.split_seed, self.setting.split.held_out)
+            info.update(held_out_triplets=[list(t) for t in held], train_triplets=[list(t) for t in train])
+        return info
+
+
+def _pairs(indices: np.ndarray, retries: np.ndarray) -> list[tuple[int, int]]:
+    return list(zip(indices.tolist(), retries[indices].tolist()))
+
+
+def regenerate_table(manifest: dict, split: str, start: int, stop: int):
+    """Rows ``[start, stop)`` of ``split`` of a built config, regenerated from its manifest alone."""
+    import pyarrow as pa
+
+    from cogen.build.features import arrow_schema
+
+    setting = setting_from_dict(manifest["spec"])
+    columns = tuple(manifest["columns"].items())
+    config = CarcConfig(manifest["config"], manifest["kind"], manifest.get("split_seed"))
+    if config.kind == "static":
+        payload = StaticJob(setting, split)
+    else:
+        sampler = EpisodeSampler.from_setting(setting)
+        retries = np.zeros(setting.episodes, np.int64)
+        for index, retry in manifest.get("pool_regenerated", []):
+            retries[index] = retry
+        episodes = pool_rows(setting, sampler, retries, config)[split][start:stop]
+        payload = PoolJob(sampler, config.kind, episodes, retries[episodes])
+    task = ShardTask("carc", config.name, split, 0, 1, start, stop, manifest["fingerprint"], columns, payload)
+    tables = list(shard_tables(task, {}))
+    if config.kind == "static":
+        tables = [t.slice(start, stop - start) for t in tables]
+    schema = arrow_schema(dict(columns)).remove_metadata()
+    return pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()

@@ -1,0 +1,226 @@
+"""Generate Compositional-ARC episodes: the Python face of the kernels in ``_kernels``.
+
+>>> from cogen.specs import load_spec
+>>> sampler = EpisodeSampler.from_setting(load_spec("carc"))
+>>> batch = sampler.generate(range(100))      # episodes 0..99 of the pool
+>>> batch.queries.shape                       # (episode, query, input/output, 10, 10)
+(100, 10, 2, 10, 10)
+
+An episode is a pure function of (spec, index, retry), so any episode can be regenerated alone
+and the number of workers never changes the bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS, Variant, triplet_name
+from cogen.carc.spec import CarcSetting, Layout
+from cogen.errors import GenerationError
+
+__all__ = ["MAX_DRAWS", "MAX_GRAMMARS", "EpisodeBatch", "EpisodeSampler", "mask_cells", "stream_seed"]
+
+#: Grammars tried per episode before giving up (the reference never gives up; 10,000 is far beyond need).
+MAX_GRAMMARS = 10_000
+#: Object draws per block of study examples (the reference's ``max_tries``).
+MAX_DRAWS = 500
+
+
+def stream_seed(seed: int, name: str) -> int:
+    """The RNG stream of a setting's episode pool: a ``SeedSequence`` of the seed and the setting name."""
+    words = np.frombuffer(hashlib.sha256(f"carc:{name}".encode()).digest()[:16], np.uint32).tolist()
+    return int(np.random.SeedSequence([int(seed), *words]).generate_state(1, np.uint64)[0])
+
+
+@dataclass(frozen=True)
+class EpisodeSampler:
+    """Everything that decides a pool's episodes, in a small picklable object."""
+
+    stream: int
+    variants: tuple[Variant, ...]
+    rotation: str = "paper"
+    keep_degenerate: bool = False
+    layout: Layout = Layout()
+    shape_size: tuple[int, int] = (1, 9)
+
+    @classmethod
+    def from_setting(cls, setting: CarcSetting) -> EpisodeSampler:
+        """The sampler of ``setting``'s episode pool."""
+        return cls(stream_seed(setting.seed, setting.name), tuple(setting.variants()), setting.rotation,
+                   setting.degenerate == "keep", setting.layout, tuple(setting.shape_size))
+
+    @cached_property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(variants, type_start, params)`` as the kernels take them."""
+        from cogen.carc import _kernels as K
+
+        variants = np.array([v.params(self.rotation) for v in self.variants], np.int64).reshape(-1, 3)
+        codes = [v.code for v in self.variants]
+        type_start = np.searchsorted(codes, np.arange(len(TRANSFORMATIONS) + 1)).astype(np.int64)
+        params = np.zeros(K.N_PARAMS, np.int64)
+        params[[K.P_KEEP_DEGENERATE, K.P_PRIMITIVES, K.P_COMPOSITIONS, K.P_LEVEL2, K.P_MAX_GRAMMARS, K.P_MAX_DRAWS,
+                K.P_MIN_SIZE, K.P_MAX_SIZE]] = (int(self.keep_degenerate), self.layout.primitives,
+                                                self.layout.compositions, self.layout.level2, MAX_GRAMMARS,
+                                                MAX_DRAWS, *self.shape_size)
+        return variants, type_start, params
+
+    def generate(self, indices: Iterable[int], retries: Iterable[int] | None = None) -> EpisodeBatch:
+        """Episodes ``indices`` of the pool (``retries[i]``-th regeneration of each; 0 by default)."""
+        from cogen.carc import _kernels as K
+
+        indices, retries = _index_arrays(indices, retries)
+        variants, type_start, params = self.arrays
+        ok, grids, meta, shapes, keys, causes = K.generate(np.uint64(self.stream), indices, retries, variants,
+                                                           type_start, params)
+        return EpisodeBatch(self, indices, retries, ok, grids, meta, shapes, keys, causes)
+
+    def heads(self, indices: Iterable[int], retries: Iterable[int] | None = None) -> np.ndarray:
+        """Role types (columns 0-2) and variant numbers (3-5) of episodes ``indices``, without generating them."""
+        from cogen.carc import _kernels as K
+
+        indices, retries = _index_arrays(indices, retries)
+        return K.heads(np.uint64(self.stream), indices, retries, self.arrays[1])
+
+    def triplet_names(self) -> list[str]:
+        """Name of every triplet code ``sum(1 << type)`` (index = code; unused codes are empty)."""
+        names = [""] * (1 << len(TRANSFORMATIONS))
+        for code in range(len(names)):
+            types = [t for i, t in enumerate(TRANSFORMATIONS) if code >> i & 1]
+            if len(types) == 3:
+                names[code] = triplet_name(types)
+        return names
+
+
+def _index_arrays(indices, retries) -> tuple[np.ndarray, np.ndarray]:
+    indices = np.ascontiguousarray(np.fromiter(indices, np.int64) if not isinstance(indices, np.ndarray) else indices,
+                                   np.int64)
+    if retries is None:
+        return indices, np.zeros(len(indices), np.int64)
+    retries = np.ascontiguousarray(np.fromiter(retries, np.int64) if not isinstance(retries, np.ndarray) else retries,
+                                   np.int64)
+    if retries.shape != indices.shape:
+        raise ValueError(f"{len(retries)} retries for {len(indices)} episodes")
+    return indices, retries
+
+
+def triplet_codes(types: np.ndarray) -> np.ndarray:
+    """``sum(1 << type)`` of each row of role types: equal codes mean equal (unordered) triplets."""
+    return (np.int64(1) << np.asarray(types, np.int64)).sum(axis=1)
+
+
+@dataclass
+class EpisodeBatch:
+    """Generated episodes as arrays; grids are ``(episode, example, input/output, 10, 10)`` int8."""
+
+    sampler: EpisodeSampler
+    indices: np.ndarray
+    retries: np.ndarray
+    ok: np.ndarray
+    grids: np.ndarray
+    meta: np.ndarray
+    shapes: np.ndarray
+    keys: np.ndarray
+    causes: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def require_ok(self) -> EpisodeBatch:
+        """``self``, or a :class:`GenerationError` naming the first episode that found no grammar."""
+        if not self.ok.all():
+            from cogen.carc._kernels import CAUSES
+
+            first = int(np.flatnonzero(~self.ok)[0])
+            counts = ", ".join(f"{name} {int(n)}" for name, n in zip(CAUSES, self.causes[first]) if n)
+            raise GenerationError(f"episode {int(self.indices[first])} found no valid grammar in "
+                                  f"{int(self.causes[first].sum())} attempts ({counts})")
+        return self
+
+    @property
+    def n_study(self) -> int:
+        """Study examples per episode (primitives, then level-1 compositions)."""
+        layout = self.sampler.layout
+        return 3 * (layout.primitives + layout.compositions)
+
+    @property
+    def study(self) -> np.ndarray:
+        """The systematic study examples, in the reference's order (see :attr:`study_roles`)."""
+        return self.grids[:, : self.n_study]
+
+    @property
+    def queries(self) -> np.ndarray:
+        """The level-2 queries."""
+        return self.grids[:, self.n_study: self.n_study + self.sampler.layout.queries]
+
+    @property
+    def shots(self) -> np.ndarray:
+        """The level-2 examples of the 3-shot variant."""
+        return self.grids[:, self.n_study + self.sampler.layout.queries:]
+
+    @property
+    def study_roles(self) -> list[str]:
+        """Kind of each study example (the same for every episode)."""
+        layout = self.sampler.layout
+        return [kind for i, kind in enumerate(KINDS[:6]) for _ in range(layout.primitives if i < 3 else layout.compositions)]
+
+    @property
+    def types(self) -> np.ndarray:
+        """Type code of the shape, colour and neighbour roles, per episode."""
+        from cogen.carc._kernels import META_TYPES
+
+        return self.meta[:, META_TYPES: META_TYPES + 3]
+
+    @property
+    def variant_numbers(self) -> np.ndarray:
+        """Index in ``sampler.variants`` of each role's variant, per episode."""
+        from cogen.carc._kernels import META_VARIANTS
+
+        return self.meta[:, META_VARIANTS: META_VARIANTS + 3]
+
+    @property
+    def triplets(self) -> list[str]:
+        """The episodes' triplet names (``translation+rotation+grow``)."""
+        names = self.sampler.triplet_names()
+        return [names[code] for code in triplet_codes(self.types)]
+
+    def shape_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """S of each episode as (row, col) cells from the top-left: ``(counts, cells)``."""
+        return mask_cells(self.shapes[:, 0:2])
+
+    def neighbor_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """N of each episode as (row, col) grid cells: ``(counts, cells)``."""
+        return mask_cells(self.shapes[:, 2:4])
+
+    def describe(self, i: int) -> dict:
+        """The grammar of episode ``i`` in words: roles, S, C, N."""
+        from cogen.carc._kernels import META_COLOR, META_NCOL, META_NCOLOR, META_NROW
+
+        variants = [self.sampler.variants[v] for v in self.variant_numbers[i]]
+        s_counts, s_cells = mask_cells(self.shapes[i: i + 1, 0:2])
+        n_counts, n_cells = mask_cells(self.shapes[i: i + 1, 2:4])
+        return {
+            "episode": int(self.indices[i]), "retry": int(self.retries[i]), "triplet": self.triplets[i],
+            "roles": {role: {"type": v.name, "kwargs": dict(v.kwargs)} for role, v in zip(ROLES, variants)},
+            "shape": s_cells.tolist(), "color": int(self.meta[i, META_COLOR]),
+            "neighbor": {"cells": n_cells.tolist(), "color": int(self.meta[i, META_NCOLOR]),
+                         "position": [int(self.meta[i, META_NROW]), int(self.meta[i, META_NCOL])]},
+        }
+
+
+def mask_cells(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Decode 100-bit cell masks (rows of ``(hi, lo)`` uint64 words) into cell counts and (row, col) cells.
+
+    Cells come row by row, left to right; ``cells[counts[:i].sum():][:counts[i]]`` belong to row ``i``.
+    """
+    words = np.ascontiguousarray(words, np.uint64).reshape(-1, 2)
+    little = words[:, ::-1].astype("<u8")  # lo word first: bit k of the result is cell k
+    bits = np.unpackbits(np.ascontiguousarray(little).view(np.uint8).reshape(len(words), 16), axis=1,
+                         bitorder="little")
+    rows, cells = np.nonzero(bits)
+    counts = np.bincount(rows, minlength=len(words)).astype(np.int64)
+    return counts, np.stack([cells // 10, cells % 10], axis=1).astype(np.int8)

@@ -1,0 +1,130 @@
+"""The static ("basic seq2seq") variant: one fixed grammar family (reference ``gen_static_data.py``).
+
+Two shapes, two colours and two indicator objects, each with its own transformation; the 2 x 2 x 2
+choices give 8 episodes (in ``itertools.product`` order of the shape, colour and neighbour
+choices). Both shapes are forbidden for random objects, and objects take the five free colours.
+The split shuffles the 8 episodes with the seed and holds out the last one: every example of the 7
+others and the study examples of the held-out one become single-pair training rows, the held-out
+episode's queries are the test rows, and validation repeats test (as the reference does).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from cogen.carc.grammar import Variant
+from cogen.carc.spec import Layout, StaticSpec
+from cogen.carc.split import static_split
+from cogen.carc.table import RowData
+
+__all__ = ["FREE_COLORS", "StaticEpisodes", "generate_static", "static_rows"]
+
+#: The two shapes, as the reference's strings "00010212" (three in a row, one below the right end)
+#: and "0110112021" (five cells) read as (row, col) digit pairs.
+SHAPES = (((0, 0), (0, 1), (0, 2), (1, 2)), ((0, 1), (1, 0), (1, 1), (2, 0), (2, 1)))
+SHAPE_ROLE = (Variant("grow", (("direction", "-y"),)), Variant("translation", (("direction", "y"), ("step_size", 1))))
+COLOR_ROLE = ((2, Variant("rotation", (("rotation_type", 0),))), (6, Variant("mirror", (("direction", "x"),))))
+#: (colour, cell, transformation) of the two one-cell indicator objects.
+NEIGHBOR_ROLE = ((1, (8, 4), Variant("translation", (("direction", "x"), ("step_size", 1)))),
+                 (3, (0, 7), Variant("grow", (("direction", "-x"),))))
+FREE_COLORS = (4, 5, 7, 8, 9)
+EPISODES = 8
+
+
+def _words(cells) -> tuple[int, int]:
+    mask = sum(1 << (10 * r + c) for r, c in cells)
+    return mask >> 64, mask & ((1 << 64) - 1)
+
+
+@dataclass
+class StaticEpisodes:
+    """The 8 static episodes: grids ``(episode, example, input/output, 10, 10)`` and their grammars."""
+
+    layout: Layout
+    grids: np.ndarray
+    variants: list[tuple[Variant, Variant, Variant]]
+    colors: np.ndarray
+    neighbor_colors: np.ndarray
+    shape_words: np.ndarray
+    neighbor_words: np.ndarray
+    causes: np.ndarray
+
+
+def _grammars(rotation: str):
+    from cogen.carc import _kernels as K
+
+    choices = list(itertools.product(range(2), repeat=3))
+    g = np.zeros((EPISODES, K.G_SIZE), np.int64)
+    s_cells = np.zeros((EPISODES, 2, K.CAP), np.int64)
+    masks = np.zeros((EPISODES, K.M_SIZE), np.uint64)
+    forbidden = [_words(shape) for shape in SHAPES]
+    variants = []
+    for i, (a, b, c) in enumerate(choices):
+        (color, color_variant), (ncolor, cell, neighbor_variant) = COLOR_ROLE[b], NEIGHBOR_ROLE[c]
+        roles = (SHAPE_ROLE[a], color_variant, neighbor_variant)
+        variants.append(roles)
+        g[i, K.G_ROLES: K.G_ROLES + 9] = [p for v in roles for p in v.params(rotation)]
+        shape = np.array(SHAPES[a]).T
+        s_cells[i, :, : shape.shape[1]] = shape
+        g[i, [K.G_COLOR, K.G_NCOLOR, K.G_NSHAPE, K.G_NROW, K.G_NCOL]] = color, ncolor, 0, *cell
+        g[i, [K.G_SN, K.G_SH, K.G_SW, K.G_NFORBID, K.G_NFREE]] = (shape.shape[1], shape[0].max() + 1,
+                                                                    shape[1].max() + 1, 2, len(FREE_COLORS))
+        g[i, K.G_FREE: K.G_FREE + len(FREE_COLORS)] = FREE_COLORS
+        masks[i, K.M_SHAPE: K.M_SHAPE + 2] = forbidden[a]
+        masks[i, K.M_NCELLS: K.M_NCELLS + 2] = _words([cell])
+        masks[i, K.M_FORBID: K.M_FORBID + 4] = [*forbidden[0], *forbidden[1]]
+    return g, s_cells, masks, variants
+
+
+def generate_static(spec: StaticSpec, stream: int, rotation: str = "paper", keep_degenerate: bool = False,
+                    shape_size: tuple[int, int] = (1, 9)) -> StaticEpisodes:
+    """Generate the 8 static episodes from RNG ``stream`` (episode ``i`` uses state ``(stream, i, 0)``)."""
+    from cogen.carc import _kernels as K
+    from cogen.carc.episodes import MAX_DRAWS, MAX_GRAMMARS
+    from cogen.errors import GenerationError
+
+    layout = Layout(spec.primitives, spec.compositions, spec.queries, 0)
+    g, s_cells, masks, variants = _grammars(rotation)
+    params = np.zeros(K.N_PARAMS, np.int64)
+    params[[K.P_KEEP_DEGENERATE, K.P_PRIMITIVES, K.P_COMPOSITIONS, K.P_LEVEL2, K.P_MAX_GRAMMARS, K.P_MAX_DRAWS,
+            K.P_MIN_SIZE, K.P_MAX_SIZE]] = (int(keep_degenerate), layout.primitives, layout.compositions,
+                                            layout.level2, MAX_GRAMMARS, MAX_DRAWS, *shape_size)
+    ok, grids, causes = K.generate_fixed(np.uint64(stream), g, s_cells, masks, params)
+    if not ok.all():
+        raise GenerationError(f"static episode {int(np.flatnonzero(~ok)[0])} could not be filled")
+    return StaticEpisodes(layout, grids, variants, g[:, K.G_COLOR].copy(), g[:, K.G_NCOLOR].copy(),
+                          masks[:, K.M_SHAPE: K.M_SHAPE + 2].copy(), masks[:, K.M_NCELLS: K.M_NCELLS + 2].copy(),
+                          causes)
+
+
+def _kinds(layout: Layout) -> np.ndarray:
+    counts = [layout.primitives] * 3 + [layout.compositions] * 3 + [layout.level2]
+    return np.repeat(np.arange(7), counts)
+
+
+def static_rows(episodes: StaticEpisodes, seed: int) -> dict[str, RowData]:
+    """The train, validation and test rows of the static split: one example per row."""
+    train, test = static_split(seed, EPISODES)
+    kinds = _kinds(episodes.layout)
+    n_study = int((kinds < 6).sum())
+    held_out = [(e, x) for e in test for x in range(n_study, len(kinds))]
+    examples = {
+        "train": [(e, x) for e in train for x in range(len(kinds))] + [(e, x) for e in test for x in range(n_study)],
+        "validation": held_out,
+        "test": held_out,
+    }
+    return {split: _rows(episodes, np.array(pairs, np.int64).reshape(-1, 2), kinds) for split, pairs in examples.items()}
+
+
+def _rows(episodes: StaticEpisodes, pairs: np.ndarray, kinds: np.ndarray) -> RowData:
+    episode, example = pairs[:, 0], pairs[:, 1]
+    kwargs = np.array([[v.kwargs_json for v in roles] for roles in episodes.variants], object)[episode]
+    types = np.array([[v.code for v in roles] for roles in episodes.variants], np.int64)[episode]
+    return RowData(
+        episode=episode, study=np.zeros((len(pairs), 0, 2, 10, 10), np.int8), study_kinds=np.zeros((len(pairs), 0), np.int64),
+        queries=episodes.grids[episode, example][:, None], query_kinds=kinds[example][:, None], types=types,
+        kwargs=kwargs, shape_words=episodes.shape_words[episode], color=episodes.colors[episode],
+        neighbor_words=episodes.neighbor_words[episode], neighbor_color=episodes.neighbor_colors[episode])

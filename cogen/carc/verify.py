@@ -1,0 +1,170 @@
+"""Compositional-ARC checks of ``cogen verify``: layout, held-out triplets, unique grammars, split
+rule and determinism — recomputed from the files and the manifest, never trusted from the build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cogen.build.verify import Check
+from cogen.carc.grammar import KINDS
+
+__all__ = ["checks", "grammar_strings"]
+
+_META = ["episode", "triplet", "transformations", "transformation_kwargs", "shape_indicator", "color_indicator",
+         "neighbor_indicator", "neighbor_color", "query_roles"]
+
+
+def checks(out: Path, manifest: dict, shards_per_config: int) -> list[Check]:
+    """Layout, triplet, grammar, split-rule and determinism checks of one Compositional-ARC config."""
+    tables = {split: _read(out, info["files"], _META) for split, info in manifest["splits"].items()}
+    return [_layout_check(out, manifest), _triplet_check(manifest, tables), _grammar_check(manifest, tables),
+            _rows_check(manifest, tables), _determinism_check(out, manifest, shards_per_config)]
+
+
+def _read(out: Path, files: list[str], columns: list[str]):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return pa.concat_tables([pq.read_table(out / f, columns=columns) for f in files])
+
+
+def _expected_counts(manifest: dict) -> tuple[int, int]:
+    spec, kind = manifest["spec"], manifest["kind"]
+    if kind == "static":
+        return 0, 1
+    layout = spec["layout"]
+    study = layout["shots"] if kind == "3shot" else 3 * (layout["primitives"] + layout["compositions"])
+    return study, layout["queries"]
+
+
+def _grid_problem(column, per_row: int) -> str | None:
+    """Why a ``list<list<list<int8>>>`` column is not ``per_row`` 10x10 grids of 0..9 per row (or None)."""
+    grids = column.combine_chunks()
+    if np.any(np.diff(grids.offsets.to_numpy()) != per_row):
+        return f"not {per_row} grids in every row"
+    rows = grids.values
+    if np.any(np.diff(rows.offsets.to_numpy()) != 10) or np.any(np.diff(rows.values.offsets.to_numpy()) != 10):
+        return "a grid is not 10x10"
+    cells = rows.values.values.to_numpy(zero_copy_only=False)
+    if cells.size and (cells.min() < 0 or cells.max() > 9):
+        return "a cell is outside 0..9"
+    return None
+
+
+def _layout_check(out: Path, manifest: dict) -> Check:
+    import pyarrow.parquet as pq
+
+    study, queries = _expected_counts(manifest)
+    expected = {"study_inputs": study, "study_outputs": study, "query_inputs": queries, "query_outputs": queries}
+    problems = []
+    for info in manifest["splits"].values():
+        for file in info["files"]:
+            parquet = pq.ParquetFile(out / file)
+            for group in range(parquet.num_row_groups):
+                table = parquet.read_row_group(group, columns=list(expected))
+                problems += [f"{file}: {name}: {problem}" for name, count in expected.items()
+                             if (problem := _grid_problem(table.column(name), count))]
+    detail = problems[0] if problems else f"{study} study examples and {queries} queries of 10x10 grids per row"
+    return Check(manifest["config"], "episode layout", not problems, detail)
+
+
+def _triplet_check(manifest: dict, tables: dict) -> Check:
+    from cogen.carc.grammar import triplet_name
+    from cogen.carc.split import held_out_triplets
+
+    if manifest["kind"] not in ("systematicity", "3shot"):
+        return Check(manifest["config"], "held-out triplets", True, f"{manifest['kind']} config: no held-out triplets")
+    held, train = held_out_triplets(manifest["split_seed"], manifest["spec"]["split"]["held_out"])
+    held_names, train_names = {triplet_name(t) for t in held}, {triplet_name(t) for t in train}
+    seen = {split: set(table.column("triplet").to_pylist()) for split, table in tables.items()}
+    evaluation = set().union(*(seen[s] for s in seen if s != "train"))
+    problems = []
+    if [list(t) for t in held] != manifest.get("held_out_triplets"):
+        problems.append(f"the manifest's held-out triplets differ from seed {manifest['split_seed']}'s")
+    if seen.get("train", set()) & evaluation:
+        problems.append(f"triplets in train and evaluation: {sorted(seen['train'] & evaluation)}")
+    if not evaluation <= held_names or not seen.get("train", set()) <= train_names:
+        problems.append("a split holds a triplet of the other side")
+    detail = "; ".join(problems) or f"held out {sorted(held_names)}; train uses {len(seen.get('train', ()))} other triplets"
+    return Check(manifest["config"], "held-out triplets", not problems, detail)
+
+
+def grammar_strings(table) -> list[str]:
+    """One canonical string per row naming its grammar: role types and kwargs, S, C, N's shape and colour
+    (N's position is not part of a grammar, as in the reference's hash)."""
+    columns = [table.column(name).to_pylist() for name in
+               ("transformations", "transformation_kwargs", "shape_indicator", "color_indicator",
+                "neighbor_indicator", "neighbor_color")]
+    out = []
+    for types, kwargs, shape, color, neighbor, neighbor_color in zip(*columns):
+        r0, c0 = min(r for r, _ in neighbor), min(c for _, c in neighbor)
+        n_shape = sorted((r - r0, c - c0) for r, c in neighbor)
+        out.append(f"{types}|{kwargs}|{sorted(map(tuple, shape))}|{color}|{n_shape}|{neighbor_color}")
+    return out
+
+
+def _grammar_check(manifest: dict, tables: dict) -> Check:
+    episodes = {split: table.column("episode").to_pylist() for split, table in tables.items()}
+    grammars = {split: grammar_strings(table) for split, table in tables.items()}
+    if manifest["kind"] == "static":
+        pairs = {(e, g) for split in tables for e, g in zip(episodes[split], grammars[split])}
+        ok = len({e for e, _ in pairs}) == len({g for _, g in pairs}) == len(pairs)
+        return Check(manifest["config"], "unique grammars", ok, f"{len(pairs)} episodes, one grammar each")
+    seen: dict[str, str] = {}
+    repeats = []
+    for split in tables:
+        for i, grammar in enumerate(grammars[split]):
+            if grammar in seen:
+                repeats.append(f"{split}[{i}] repeats the grammar of {seen[grammar]}")
+            seen[grammar] = f"{split}[{i}]"
+    all_episodes = [e for split in tables for e in episodes[split]]
+    if len(set(all_episodes)) != len(all_episodes):
+        repeats.append("an episode appears twice")
+    detail = repeats[0] if repeats else f"{len(seen)} distinct grammars in {len(all_episodes)} episodes"
+    return Check(manifest["config"], "unique grammars", not repeats, detail)
+
+
+def _rows_check(manifest: dict, tables: dict) -> Check:
+    """Each split holds exactly the episodes the split rule picks, in pool order."""
+    if manifest["kind"] == "static":
+        held = set(tables["test"].column("episode").to_pylist())
+        leaked = [role for e, roles in zip(tables["train"].column("episode").to_pylist(),
+                                           tables["train"].column("query_roles").to_pylist())
+                  if e in held and roles[0] == KINDS[-1]]
+        detail = f"{len(leaked)} held-out queries in train" if leaked else f"held-out episode {sorted(held)}'s queries only in test"
+        return Check(manifest["config"], "split rule", not leaked, detail)
+    from cogen.carc.build import pool_rows
+    from cogen.carc.episodes import EpisodeSampler
+    from cogen.carc.spec import CarcConfig, setting_from_dict
+
+    setting = setting_from_dict(manifest["spec"])
+    retries = np.zeros(setting.episodes, np.int64)
+    for index, retry in manifest.get("pool_regenerated", []):
+        retries[index] = retry
+    expected = pool_rows(setting, EpisodeSampler.from_setting(setting), retries,
+                         CarcConfig(manifest["config"], manifest["kind"], manifest.get("split_seed")))
+    wrong = [split for split, table in tables.items()
+             if not np.array_equal(table.column("episode").to_numpy(), expected.get(split, np.zeros(0)))]
+    detail = f"splits {wrong} differ from the split rule" if wrong else \
+        ", ".join(f"{s} {len(e)}" for s, e in expected.items()) + " episodes, as the split rule picks"
+    return Check(manifest["config"], "split rule", not wrong, detail)
+
+
+def _determinism_check(out: Path, manifest: dict, shards_per_config: int) -> Check:
+    import pyarrow.parquet as pq
+
+    from cogen.build.shards import read_stamp
+    from cogen.carc.build import regenerate_table
+
+    shards = [(split, f) for split, info in manifest["splits"].items() for f in info["files"]]
+    chosen = [shards[i] for i in np.linspace(0, len(shards) - 1, min(shards_per_config, len(shards)), dtype=int)]
+    for split, file in dict.fromkeys(chosen):
+        stored = pq.read_table(out / file)
+        stamp, _ = read_stamp(out / file)
+        fresh = regenerate_table(manifest, split, stamp["start"], stamp["stop"])
+        if not fresh.equals(stored.replace_schema_metadata(None).cast(fresh.schema)):
+            return Check(manifest["config"], "determinism", False, f"{file} differs when regenerated")
+    return Check(manifest["config"], "determinism", True,
+                 f"{len(set(chosen))} shard(s) regenerated byte for byte from the manifest")
