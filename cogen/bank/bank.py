@@ -14,7 +14,7 @@ import numpy as np
 
 from cogen.bank import _store
 from cogen.bank.query import Where, select_mask
-from cogen.errors import BankError
+from cogen.errors import BankError, UnknownNameError
 
 __all__ = ["Bank", "load_bank"]
 
@@ -88,8 +88,6 @@ class Bank:
         try:
             return self._columns[name]
         except KeyError:
-            from cogen.errors import UnknownNameError
-
             raise UnknownNameError("bank column", name, self._columns) from None
 
     def select(self, where: Where) -> np.ndarray:
