@@ -1,0 +1,160 @@
+"""Invariants of generated Compositional-ARC episodes, checked with the pure-Python oracle.
+
+Every example of thousands of episodes: object counts, no touching objects, N identical where it
+belongs and absent elsewhere, markers (S, C, N) exactly where the example's kind says, outputs equal
+to the oracle's shape -> colour -> neighbour composition, no degenerate examples unless asked for,
+distinct level-2 inputs; then unique grammars after the dedup plan, a uniform triplet mix, the
+rotation and degenerate switches, and determinism.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from test_carc_oracle import apply, components, compose, normalised, render, touching
+
+from cogen.carc.build import CarcBuilder
+from cogen.carc.episodes import EpisodeSampler
+from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS
+from cogen.specs import load_spec
+
+CHI2_9DOF_P001 = 27.88  # chi-square critical value, 9 degrees of freedom, p = 0.001
+CHI2_59DOF_P001 = 95.75
+
+
+def sampler_for(spec: str = "carc", **changes) -> EpisodeSampler:
+    return EpisodeSampler.from_setting(replace(load_spec(spec), **changes))
+
+
+@pytest.fixture(scope="module")
+def paper_batch():
+    return sampler_for().generate(range(5000)).require_ok()
+
+
+def example_kinds(batch) -> list[int]:
+    study = [KINDS.index(role) for role in batch.study_roles]
+    return study + [6] * (batch.grids.shape[1] - len(study))
+
+
+def check_episode(batch, i: int, mode: str, keep: bool) -> int:
+    """Assert every invariant of episode ``i``; returns the number of degenerate examples."""
+    grammar = batch.describe(i)
+    steps = [(grammar["roles"][role]["type"], grammar["roles"][role]["kwargs"]) for role in ROLES]
+    shape = frozenset(map(tuple, grammar["shape"]))
+    color = grammar["color"]
+    indicator = (frozenset(map(tuple, grammar["neighbor"]["cells"])), grammar["neighbor"]["color"])
+    assert indicator[1] != color and normalised(indicator[0]) != shape
+    degenerate = 0
+    for example, kind in enumerate(example_kinds(batch)):
+        marks = [role in KINDS[kind].split("+") for role in ROLES]
+        grid_in, grid_out = batch.grids[i, example]
+        objects = components(grid_in)
+        assert len(objects) == 1 + marks[2], (i, example)
+        if marks[2]:
+            assert indicator in objects
+            objects.remove(indicator)
+            assert not touching(objects[0][0], indicator[0])
+        main = objects[0]
+        assert (normalised(main[0]) == shape) == marks[0], (i, example, "shape marker")
+        assert (main[1] == color) == marks[1], (i, example, "colour marker")
+        chain = [step for step, marked in zip(steps, marks) if marked]
+        result = compose(main, chain, mode)
+        assert result is not None
+        others = [indicator] if marks[2] else []
+        assert np.array_equal(grid_out, render(others + [result])), (i, example, KINDS[kind])
+        if marks[2]:
+            assert not touching(result[0], indicator[0])
+        noop = _has_noop(main, chain, mode) or result == main
+        degenerate += noop
+        assert keep or not noop, (i, example, "degenerate")
+    level2 = batch.grids[i, len(batch.study_roles):, 0]
+    assert len({grid.tobytes() for grid in level2}) == len(level2), (i, "repeated level-2 input")
+    return degenerate
+
+
+def _has_noop(obj, chain, mode) -> bool:
+    for name, kwargs in chain:
+        if name == "set_color" and kwargs["new_color"] == obj[1]:
+            return True
+        obj = apply(obj, name, kwargs, mode)
+    return False
+
+
+def test_invariants_of_a_thousand_paper_episodes(paper_batch):
+    degenerate = sum(check_episode(paper_batch, i, "paper", keep=False) for i in range(1000))
+    assert degenerate == 0
+
+
+def test_invariants_of_the_extended_parameter_set():
+    batch = sampler_for("carc_extended").generate(range(300)).require_ok()
+    assert sum(check_episode(batch, i, "paper", keep=False) for i in range(300)) == 0
+    used = {json.dumps(batch.describe(i)["roles"][role]) for i in range(300) for role in ROLES}
+    assert any('"step_size": -2' in u for u in used) and any('"+y"' in u for u in used)
+
+
+def test_reference_rotation_and_kept_degenerate_examples():
+    batch = sampler_for(rotation="reference", degenerate="keep").generate(range(400)).require_ok()
+    degenerate = sum(check_episode(batch, i, "reference", keep=True) for i in range(400))
+    assert degenerate > 0  # e.g. colour changes to the colour an object already has
+
+
+def test_rotation_type_8_turns_counter_clockwise_in_paper_mode_only():
+    paper, reference = sampler_for(), sampler_for(rotation="reference")
+    heads = paper.heads(range(400))
+    rotation8 = next(v for v, variant in enumerate(paper.variants) if dict(variant.kwargs) == {"rotation_type": 8})
+    index = int(np.flatnonzero(heads[:, 3] == rotation8)[0])  # shape role rotates with type 8
+    for sampler, expected in ((paper, "counter"), (reference, "clockwise")):
+        batch = sampler.generate([index])
+        main = components(batch.study[0, 0, 0])[0]
+        turned = components(batch.study[0, 0, 1])[0]
+        clockwise = apply(main, "rotation", {"rotation_type": 0})
+        assert (turned == clockwise) == (expected == "clockwise")
+
+
+def test_the_dedup_plan_makes_every_grammar_unique():
+    setting = replace(load_spec("carc"), episodes=5000)
+    builder = CarcBuilder(setting, rows_per_shard=2000)
+    retries = builder.pool_retries(SimpleNamespace(map=map))
+    first = builder.sampler.generate(range(5000))
+    assert len(np.unique(first.keys, axis=0)) < 5000  # repeats do occur at this size ...
+    batch = builder.sampler.generate(np.arange(5000), retries).require_ok()
+    assert len(np.unique(batch.keys, axis=0)) == 5000  # ... and the plan regenerates them
+    assert np.count_nonzero(retries) == 5000 - len(np.unique(first.keys, axis=0))
+
+
+def chi_square(counts) -> float:
+    counts = np.asarray(counts, float)
+    expected = counts.sum() / len(counts)
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+def test_triplets_and_role_assignments_are_uniform(paper_batch):
+    triplets = paper_batch.triplets
+    names = sorted(set(triplets))
+    assert len(names) == 10
+    assert chi_square([triplets.count(name) for name in names]) < CHI2_9DOF_P001
+    types = paper_batch.types
+    ordered = types[:, 0] * 25 + types[:, 1] * 5 + types[:, 2]
+    assert len(np.unique(ordered)) == 60
+    assert chi_square(np.unique(ordered, return_counts=True)[1]) < CHI2_59DOF_P001
+    heads = sampler_for().heads(range(5000))
+    assert np.array_equal(heads[:, :3], types)  # the head decides the triplet before any grammar is drawn
+
+
+def test_an_episode_is_a_pure_function_of_its_index_and_retry(paper_batch):
+    sampler = sampler_for()
+    alone = sampler.generate([4321, 17], [0, 0])
+    assert np.array_equal(alone.grids, paper_batch.grids[[4321, 17]])
+    assert np.array_equal(alone.keys, paper_batch.keys[[4321, 17]])
+    again = sampler.generate([17], [1])
+    assert not np.array_equal(again.grids[0], paper_batch.grids[17])
+
+
+def test_every_type_and_variant_occurs_with_its_names(paper_batch):
+    described = [paper_batch.describe(i) for i in range(200)]
+    assert {d["roles"][r]["type"] for d in described for r in ROLES} == set(TRANSFORMATIONS)
+    assert all(d["triplet"].count("+") == 2 for d in described)
