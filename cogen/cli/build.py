@@ -76,7 +76,7 @@ def _print_report(report) -> None:
     from rich.table import Table
 
     table = Table(title=f"built into {report.out} in {report.seconds:.1f} s", title_justify="left")
-    for column in ("config", "train", "validation", "test", "validation_ood", "test_ood", "acceptance", "shards"):
+    for column in ("config", "train", "val", "test", "val_ood", "test_ood", "accepted", "shards"):
         table.add_column(column, justify="right" if column != "config" else "left")
     for config in report.configs:
         attempts = sum(sum(s.values()) - s.get("regenerated", 0) for s in config.stats.values())

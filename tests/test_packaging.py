@@ -1,0 +1,27 @@
+"""The wheel carries the specs, the object bank and the card template, so `pip install cogen` users have them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_wheel_ships_specs_bank_and_card_template(tmp_path):
+    pytest.importorskip("hatchling")
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                             "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    wheel = next(tmp_path.glob("cogen-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for spec in (ROOT / "split_specs").glob("*.yaml"):
+        assert f"cogen/_data/split_specs/{spec.name}" in names
+    for bank_file in (ROOT / "objects").iterdir():
+        assert f"cogen/_data/objects/{bank_file.name}" in names
+    assert "cogen/_data/hub_card.md" in names
+    assert not any(name.startswith("tests/") or name.endswith((".nbi", ".nbc")) for name in names)
