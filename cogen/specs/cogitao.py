@@ -27,6 +27,7 @@ bad spec fails before any sample is drawn, with the file, line and field of the 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -155,11 +156,9 @@ def _read_where(doc, path, value) -> tuple[tuple[str, Any], ...]:
     bank = load_bank()
     where = []
     for name, condition in read_mapping(doc, path, value).items():
-        try:
-            column = bank.column(name)
-        except UnknownNameError as error:
-            error.args = (f"{doc.where((*path, name))}: {error.args[0]}",)
-            raise
+        if name not in bank.column_names:
+            raise UnknownNameError("object property", name, bank.column_names, where=doc.where((*path, name)))
+        column = bank.column(name)
         if column.dtype == bool:
             if not isinstance(condition, bool):
                 raise SpecError(f"{name} is a yes/no property; expected true or false", where=doc.where((*path, name)))
@@ -245,35 +244,20 @@ def _check_no_leak(doc, path, in_domain: SequenceSet, out_of_domain: SequenceSet
             where = doc.where((*path, "sequences", index))
         else:
             where = doc.where(path)
-        raise SpecError(f"held-out sequence {example} is also an in-domain sequence ({len(leaked)} shared in all)",
+        raise SpecError(f"held-out sequence {example} is also an in-domain sequence ({len(leaked)} shared sequence(s) found)",
                         where=where, fix="remove it from in_domain (or exclude it from the in-domain pool)")
 
 
-def shared_sequences(a: SequenceSet, b: SequenceSet, limit: int = 2_000_000) -> list[tuple[str, ...]]:
-    """Sequences that belong to both sets (enumerating the smaller set; pools are bounded by ``limit``)."""
+def shared_sequences(a: SequenceSet, b: SequenceSet, limit: int = 1000) -> list[tuple[str, ...]]:
+    """Up to ``limit`` sequences that belong to both sets."""
     if a.explicit or b.explicit:
         listed, other = (a, b) if a.explicit else (b, a)
-        return [s for s in listed.sequences if s in other]
+        return [s for s in listed.sequences if s in other][:limit]
     common = [t for t in a.pool if t in b.pool]
     depths = range(max(a.depth.lo, b.depth.lo), min(a.depth.hi, b.depth.hi) + 1)
-    total = sum(len(common) ** d for d in depths)
-    if total > limit:
-        excluded = len(set(a.exclude) | set(b.exclude))
-        if total > excluded:  # more shared sequences than both exclusion lists can remove
-            return [seq for seq in _first_sequences(common, depths, excluded + 1) if seq in a and seq in b]
-    return [seq for seq in _first_sequences(common, depths, total) if seq in a and seq in b]
-
-
-def _first_sequences(pool, depths, n):
-    import itertools
-
-    produced = 0
-    for depth in depths:
-        for sequence in itertools.product(pool, repeat=depth):
-            if produced >= n:
-                return
-            produced += 1
-            yield sequence
+    candidates = (s for d in depths for s in itertools.product(common, repeat=d))
+    # Only excluded sequences can be skipped, so this stops after at most len(exclusions) + limit steps.
+    return list(itertools.islice((s for s in candidates if s in a and s in b), limit))
 
 
 def max_objects_on_grid(height: int, width: int) -> int:
