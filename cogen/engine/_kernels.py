@@ -32,7 +32,7 @@ __all__ = [
     "apply_batch",
     "render_scene",
     "run_scene",
-    "transform_free",
+    "transform_object",
 ]
 
 OK = 0
@@ -133,28 +133,29 @@ def _next_color(color):
 # ----------------------------------------------------------------------------- pixel writers
 
 @kernel
-def _write_flip(src, h, w, scratch, flip_rows, flip_cols):
-    """scratch[:h, :w] = the box, rows and/or columns reversed (a plain copy if neither)."""
-    for i in range(h):
-        y = h - 1 - i if flip_rows else i
-        for j in range(w):
-            scratch[i, j] = src[y * w + (w - 1 - j if flip_cols else j)]
+def _strides(token, h, w, top, left):
+    """(start, step_row, step_col) of rot90, the mirrors and the crops for _write_strided.
+
+    ``top`` and ``left`` locate a crop's kept window in the box.
+    """
+    if token == ROT90:
+        return w - 1, -1, w
+    if token == FLIP_ROWS:
+        return (h - 1) * w, -w, 1
+    if token == FLIP_COLS:
+        return w - 1, w, -1
+    return top * w + left, w, 1
 
 
 @kernel
-def _write_rot90(src, h, w, scratch):
-    """scratch[:w, :h] = numpy.rot90(box, 1) (counter-clockwise)."""
-    for i in range(w):
-        for j in range(h):
-            scratch[i, j] = src[j * w + (w - 1 - i)]
+def _write_strided(src, start, step_row, step_col, scratch, out_h, out_w):
+    """scratch[i, j] = src[start + i*step_row + j*step_col] for i < out_h, j < out_w.
 
-
-@kernel
-def _write_window(src, w, top, left, out_h, out_w, scratch):
-    """scratch[:out_h, :out_w] = box[top:top+out_h, left:left+out_w] (crops)."""
+    See :func:`_strides` for the parameters of each transformation.
+    """
     for i in range(out_h):
         for j in range(out_w):
-            scratch[i, j] = src[(top + i) * w + left + j]
+            scratch[i, j] = src[start + i * step_row + j * step_col]
 
 
 @kernel
@@ -178,26 +179,28 @@ def _write_empty(src, h, w, scratch):
 
 
 @kernel
-def _mark_outside(scratch, h, w):
-    """Set to -1 every 0 of scratch[:h, :w] that is 4-connected to the box border; count the rest.
+def _mark_outside(src, h, w, scratch):
+    """Copy the box into scratch with every 0 that is 4-connected to the outside set to -1.
 
-    Returns the number of hole cells (0 cells not reached). Alternating sweeps need no stack.
+    Returns the number of hole cells (zeros left). Sweeps alternate direction until nothing
+    changes, so no stack is needed.
     """
     for i in range(h):
         for j in range(w):
-            if scratch[i, j] == 0 and (i == 0 or j == 0 or i == h - 1 or j == w - 1):
-                scratch[i, j] = -1
-    changed = True
+            value = src[i * w + j]
+            scratch[i, j] = -1 if value == 0 and (i == 0 or j == 0 or i == h - 1 or j == w - 1) else value
+    changed, forward = True, True
     while changed:
         changed = False
-        for step in range(2):
-            for n in range(h * w):
-                k = n if step == 0 else h * w - 1 - n
-                i, j = k // w, k % w
+        for a in range(1, h - 1):
+            i = a if forward else h - 1 - a
+            for b in range(1, w - 1):
+                j = b if forward else w - 1 - b
                 if scratch[i, j] == 0 and (scratch[i - 1, j] == -1 or scratch[i + 1, j] == -1
                                            or scratch[i, j - 1] == -1 or scratch[i, j + 1] == -1):
                     scratch[i, j] = -1
                     changed = True
+        forward = not forward
     holes = 0
     for i in range(h):
         for j in range(w):
@@ -207,11 +210,8 @@ def _mark_outside(scratch, h, w):
 
 @kernel
 def _write_fill(src, h, w, scratch, same_color):
-    """Fill the holes (if any): same colour repaints the object; otherwise holes get the next colour."""
-    _write_flip(src, h, w, scratch, False, False)
-    if _mark_outside(scratch, h, w) == 0:
-        _write_flip(src, h, w, scratch, False, False)  # not hollow: identity
-        return
+    """Fill holes, if any (else identity): repaint all in the most frequent colour, or holes in the next one."""
+    hollow = _mark_outside(src, h, w, scratch) > 0
     color = _most_frequent_color(src, h * w)
     hole_color = color if same_color else _next_color(color)
     for i in range(h):
@@ -221,7 +221,7 @@ def _write_fill(src, h, w, scratch, same_color):
                 scratch[i, j] = 0
             elif value == 0:
                 scratch[i, j] = hole_color
-            elif same_color:
+            elif same_color and hollow:
                 scratch[i, j] = color
 
 
@@ -271,45 +271,6 @@ def _write_tile(src, h, w, scratch, copies_down, copies_right):
             scratch[i, j] = src[(i % h) * w + j % w]
 
 
-@kernel
-def _write(token, src, h, w, scratch):
-    """Write the nominal result of ``token`` on the box (src, h, w) into ``scratch``."""
-    if token == ROT90:
-        _write_rot90(src, h, w, scratch)
-    elif token == FLIP_ROWS or token == FLIP_COLS:
-        _write_flip(src, h, w, scratch, token == FLIP_ROWS, token == FLIP_COLS)
-    elif token == CROP_TOP:
-        _write_window(src, w, h // 2, 0, h - h // 2, w, scratch)
-    elif token == CROP_BOTTOM:
-        _write_window(src, w, 0, 0, (h + 1) // 2, w, scratch)
-    elif token == CROP_LEFT:
-        _write_window(src, w, 0, w // 2, h, w - w // 2, scratch)
-    elif token == CROP_RIGHT:
-        _write_window(src, w, 0, 0, h, (w + 1) // 2, scratch)
-    elif token == CROP_CONTOURS:
-        _write_window(src, w, 1, 1, h - 2, w - 2, scratch)
-    elif token == RECOLOR:
-        _write_recolor(src, h, w, scratch)
-    elif token == FILL_SAME or token == FILL_OTHER:
-        _write_fill(src, h, w, scratch, token == FILL_SAME)
-    elif token == EMPTY:
-        _write_empty(src, h, w, scratch)
-    elif token == EXTEND_SAME:
-        _write_extend(src, h, w, scratch, 0)
-    elif token == EXTEND_OTHER:
-        _write_extend(src, h, w, scratch, _next_color(_most_frequent_color(src, h * w)))
-    elif PAD_TOP <= token <= PAD_RING:
-        ring = token == PAD_RING
-        _write_pad(src, h, w, scratch, int(token == PAD_TOP or ring), int(token == PAD_BOTTOM or ring),
-                   int(token == PAD_LEFT or ring), int(token == PAD_RIGHT or ring))
-    elif token == DOUBLE_RIGHT or token == DOUBLE_LEFT:
-        _write_tile(src, h, w, scratch, 1, 2)
-    elif token == DOUBLE_DOWN or token == DOUBLE_UP:
-        _write_tile(src, h, w, scratch, 2, 1)
-    elif token == QUADRUPLE:
-        _write_tile(src, h, w, scratch, 2, 2)
-
-
 # ----------------------------------------------------------------------------- one object
 
 @kernel
@@ -346,7 +307,7 @@ def transform_object(token, box, pixels, scratch, height, width):
     ``scratch`` (2-D int8) must hold the nominal result, which is at most height x width.
     Crops re-tighten the box around what they keep; an empty result cannot apply.
     """
-    row, col, h, w = int(box[0]), int(box[1]), int(box[2]), int(box[3])
+    row, col, h, w = np.int64(box[0]), np.int64(box[1]), np.int64(box[2]), np.int64(box[3])
     new_row, new_col, new_h, new_w = _out_box(token, row, col, h, w)
     if new_h <= 0 or new_w <= 0:
         return CANNOT_APPLY
@@ -355,7 +316,25 @@ def transform_object(token, box, pixels, scratch, height, width):
     if UP <= token <= RIGHT:  # translations only move the anchor
         box[0], box[1] = new_row, new_col
         return OK
-    _write(token, pixels, h, w, scratch)
+    # write the nominal result into scratch[:new_h, :new_w]; one call site per writer
+    if token == RECOLOR:
+        _write_recolor(pixels, h, w, scratch)
+    elif token == FILL_SAME or token == FILL_OTHER:
+        _write_fill(pixels, h, w, scratch, token == FILL_SAME)
+    elif token == EMPTY:
+        _write_empty(pixels, h, w, scratch)
+    elif token == EXTEND_SAME or token == EXTEND_OTHER:
+        color = 0 if token == EXTEND_SAME else _next_color(_most_frequent_color(pixels, h * w))
+        _write_extend(pixels, h, w, scratch, color)
+    elif PAD_TOP <= token <= PAD_RING:
+        ring = token == PAD_RING
+        _write_pad(pixels, h, w, scratch, int(token == PAD_TOP or ring), int(token == PAD_BOTTOM or ring),
+                   int(token == PAD_LEFT or ring), int(token == PAD_RIGHT or ring))
+    elif DOUBLE_RIGHT <= token <= QUADRUPLE:
+        _write_tile(pixels, h, w, scratch, new_h // h, new_w // w)
+    else:  # rot90, mirrors, crops: a strided read of the box
+        start, step_row, step_col = _strides(token, h, w, new_row - row, new_col - col)
+        _write_strided(pixels, start, step_row, step_col, scratch, new_h, new_w)
     top, left = 0, 0
     if CROP_TOP <= token <= CROP_CONTOURS:
         top, left, bottom, right = _tight_bounds(scratch, new_h, new_w)
@@ -368,27 +347,20 @@ def transform_object(token, box, pixels, scratch, height, width):
 
 
 @kernel
-def transform_free(token, box, pixels, scratch):
-    """Apply ``token`` to one object on an unbounded plane (never OUT_OF_GRID).
-
-    With s = max(h, w), needs ``pixels`` of length >= (2s+2)**2 and ``scratch`` of at least
-    (2s+2) x (2s+2), the largest box any transformation makes of an h x w box.
-    Returns OK or CANNOT_APPLY.
-    """
-    row, col = int(box[0]), int(box[1])
-    side = max(int(box[2]), int(box[3]))
-    box[0], box[1] = side + 1, side + 1  # room for any result inside a (3s+2)-square plane
-    status = transform_object(token, box, pixels, scratch, 3 * side + 2, 3 * side + 2)
-    box[0] += row - (side + 1)
-    box[1] += col - (side + 1)
-    return status
-
-
-@kernel
 def apply_batch(token, boxes, pixels, scratch, status):
-    """``transform_free`` on every object i of (boxes[i], pixels[i]); status[i] gets the result."""
+    """Apply ``token`` to every object i of (boxes[i], pixels[i]) on an unbounded plane.
+
+    status[i] gets OK or CANNOT_APPLY (never OUT_OF_GRID). With s the largest box side,
+    ``pixels`` rows need length >= (2s+2)**2 and ``scratch`` at least (2s+2) x (2s+2): the
+    largest box any transformation makes of an s x s box.
+    """
     for i in range(boxes.shape[0]):
-        status[i] = transform_free(token, boxes[i], pixels[i], scratch)
+        box = boxes[i]
+        row, col, side = box[0], box[1], max(box[2], box[3])
+        box[0], box[1] = side + 1, side + 1  # room for any result inside a (3s+2)-square plane
+        status[i] = transform_object(token, box, pixels[i], scratch, 3 * side + 2, 3 * side + 2)
+        box[0] += row - (side + 1)
+        box[1] += col - (side + 1)
 
 
 # ----------------------------------------------------------------------------- scenes
@@ -419,6 +391,14 @@ def _any_overlap(boxes, pixels, count):
 
 
 @kernel
+def _clear(grid, height, width):
+    """grid[:height, :width] = 0."""
+    for r in range(height):
+        for c in range(width):
+            grid[r, c] = 0
+
+
+@kernel
 def render_scene(boxes, pixels, n, height, width, grid):
     """Zero grid[:height, :width] and draw the non-zero pixels of objects 0..n-1 into it.
 
@@ -427,9 +407,7 @@ def render_scene(boxes, pixels, n, height, width, grid):
     height x width. Objects must lie inside the grid (not checked); later objects are drawn
     over earlier ones. Cells outside height x width are untouched.
     """
-    for r in range(height):
-        for c in range(width):
-            grid[r, c] = 0
+    _clear(grid, height, width)
     for i in range(n):
         row, col, h, w = boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3]
         for y in range(h):
@@ -475,10 +453,10 @@ def run_scene(sequence, height, width, boxes, pixels, grid):
             if status != OK:
                 if status == OUT_OF_GRID and _any_overlap(boxes, pixels, i):
                     status = OVERLAP  # an earlier object of this frame already failed
-                render_scene(boxes, pixels, 0, height, width, grid)
+                _clear(grid, height, width)
                 return status
         if _any_overlap(boxes, pixels, n):
-            render_scene(boxes, pixels, 0, height, width, grid)
+            _clear(grid, height, width)
             return OVERLAP
     render_scene(boxes, pixels, n, height, width, grid)
     return OK

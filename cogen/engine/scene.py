@@ -83,8 +83,9 @@ def apply(transform: str | Transform, obj) -> PlacedObject | None:
     grid = _tight_grid(obj)
     side = 2 * max(grid.shape) + 2
     boxes, pixels = _pack([obj], side * side)
-    scratch = np.empty((side, side), dtype=np.int8)
-    if _kernels.transform_free(token, boxes[0], pixels[0], scratch) != _kernels.OK:
+    status = np.empty(1, dtype=np.int64)
+    _kernels.apply_batch(token, boxes, pixels, np.empty((side, side), dtype=np.int8), status)
+    if status[0] != _kernels.OK:
         return None
     return _unpack(boxes, pixels)[0]
 

@@ -1,0 +1,178 @@
+"""Speed of the transformation engine.
+
+Prints
+1. per transformation, kernel applications per second on bank objects (random objects of the
+   bank's size range until the bank is built);
+2. the scene step: a depth-2 sequence on a 2-object 20x20 scene, validated, in µs per call,
+   from Python and from inside Numba (how the generator calls it);
+3. the cold compile time of the whole engine (fresh NUMBA_CACHE_DIR) and the warm start time
+   of a second process that loads the cache.
+
+Run: ``python benchmarks/bench_engine.py`` (``--quick`` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numba
+import numpy as np
+
+from cogen.engine import TRANSFORMS, run_scene, sequence_tokens
+from cogen.engine._kernels import OK, apply_batch
+
+WARM_UP = """
+import time
+start = time.perf_counter()
+import numpy as np
+from cogen.engine import PlacedObject, apply, apply_sequence, render
+obj = PlacedObject(2, 2, np.array([[1, 2], [0, 3]], np.int8))
+apply("rot90", obj)
+apply_sequence(["translate_up", "rot90"], [obj], 10, 10)
+render([obj], 10, 10)
+print(time.perf_counter() - start)
+"""
+
+
+def bank_objects(count: int, max_side: int = 15, seed: int = 0) -> tuple[list[np.ndarray], str]:
+    """Objects from the bank if it is built, else random tight objects of the same size range."""
+    rng = np.random.default_rng(seed)
+    try:
+        from cogen.bank import load_bank
+
+        bank = load_bank()
+        ids = rng.permutation(len(bank))
+        grids = [np.asarray(bank.object(int(i)), np.int8) for i in ids]
+        grids = [g for g in grids if max(g.shape) <= max_side][:count]
+        return grids, f"{len(grids)} bank objects (max side {max_side})"
+    except Exception as error:  # the bank is being built by another issue
+        grids = []
+        while len(grids) < count:
+            h, w = rng.integers(1, max_side + 1, size=2)
+            grid = np.where(rng.random((h, w)) < rng.uniform(0.3, 1), rng.integers(1, 10, (h, w)), 0)
+            rows, cols = np.flatnonzero(grid.any(1)), np.flatnonzero(grid.any(0))
+            if rows.size:
+                grids.append(grid[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].astype(np.int8))
+        return grids, f"{count} random objects (bank unavailable: {type(error).__name__})"
+
+
+def pack(grids: list[np.ndarray], cap: int) -> tuple[np.ndarray, np.ndarray]:
+    boxes = np.array([(0, 0, *g.shape) for g in grids], dtype=np.int32)
+    pixels = np.zeros((len(grids), cap), dtype=np.int8)
+    for i, grid in enumerate(grids):
+        pixels[i, : grid.size] = grid.ravel()
+    return boxes, pixels
+
+
+def per_transform(grids: list[np.ndarray], repeats: int) -> None:
+    side = 2 * max(max(g.shape) for g in grids) + 2
+    boxes0, pixels0 = pack(grids, side * side)
+    scratch = np.zeros((side, side), np.int8)
+    status = np.zeros(len(grids), np.int64)
+    apply_batch(1, boxes0.copy(), pixels0.copy(), scratch, status)  # compile / load
+    print(f"{'transformation':34s} {'applications/s':>15s}  {'ns each':>8s}")
+    for name, t in TRANSFORMS.items():
+        best = float("inf")
+        for _ in range(repeats):
+            boxes, pixels = boxes0.copy(), pixels0.copy()
+            start = time.perf_counter()
+            apply_batch(t.token, boxes, pixels, scratch, status)
+            best = min(best, time.perf_counter() - start)
+        print(f"{name:34s} {len(grids) / best:15,.0f}  {best / len(grids) * 1e9:8.0f}")
+
+
+@numba.njit(cache=False)
+def _scene_loop(sequences, boxes0, pixels0, boxes, pixels, grid):
+    """Run scene k with sequence k (cycling) for every prepared scene; count accepted ones."""
+    accepted = 0
+    for k in range(boxes0.shape[0]):
+        boxes[:] = boxes0[k]
+        pixels[:] = pixels0[k]
+        accepted += run_scene(sequences[k % sequences.shape[0]], 20, 20, boxes, pixels, grid) == 0
+    return accepted
+
+
+def scenes(grids: list[np.ndarray], count: int, rng: np.random.Generator):
+    """``count`` 20x20 scenes of two small objects placed with a one-cell gap."""
+    small = [g for g in grids if max(g.shape) <= 5]
+    boxes = np.zeros((count, 2, 4), np.int32)
+    pixels = np.zeros((count, 2, 400), np.int8)
+    k = 0
+    while k < count:
+        pair = [small[i] for i in rng.integers(0, len(small), 2)]
+        spots = [(int(rng.integers(0, 21 - g.shape[0])), int(rng.integers(0, 21 - g.shape[1]))) for g in pair]
+        (r0, c0), (r1, c1) = spots
+        (h0, w0), (h1, w1) = pair[0].shape, pair[1].shape
+        if r1 > r0 + h0 or r0 > r1 + h1 or c1 > c0 + w0 or c0 > c1 + w1:  # boxes 1 cell apart
+            for i, (grid, (r, c)) in enumerate(zip(pair, spots)):
+                boxes[k, i] = (r, c, *grid.shape)
+                pixels[k, i, : grid.size] = grid.ravel()
+            k += 1
+    return boxes, pixels
+
+
+def scene_step(grids: list[np.ndarray], count: int) -> None:
+    rng = np.random.default_rng(1)
+    boxes0, pixels0 = scenes(grids, count, rng)
+    boxes, pixels, grid = boxes0[0].copy(), pixels0[0].copy(), np.zeros((20, 20), np.int8)
+    paper = sequence_tokens(["translate_up", "rot90"])
+    calls = 20000
+    start = time.perf_counter()
+    for k in range(calls):
+        boxes[:] = boxes0[k % count]
+        pixels[:] = pixels0[k % count]
+        run_scene(paper, 20, 20, boxes, pixels, grid)
+    with_copies = time.perf_counter() - start
+    start = time.perf_counter()
+    for k in range(calls):
+        boxes[:] = boxes0[k % count]
+        pixels[:] = pixels0[k % count]
+    copies = time.perf_counter() - start
+    print(f"scene, Python call of run_scene [translate_up, rot90]: {(with_copies - copies) / calls * 1e6:.2f} µs per call")
+    names = list(TRANSFORMS)
+    mixes = {"[translate_up, rot90]": paper[None, :],
+             "random depth-2 from all 28": np.array([[TRANSFORMS[n].token for n in rng.choice(names, 2)]
+                                                     for _ in range(997)], np.int64)}
+    for label, sequences in mixes.items():
+        _scene_loop(sequences, boxes0[:2], pixels0[:2], boxes, pixels, grid)
+        best, accepted = float("inf"), 0
+        for _ in range(3):
+            start = time.perf_counter()
+            accepted = _scene_loop(sequences, boxes0, pixels0, boxes, pixels, grid)
+            best = min(best, time.perf_counter() - start)
+        print(f"scene, inside Numba, {label}: {best / count * 1e6:.3f} µs per scene "
+              f"({accepted / count:.0%} valid)")
+
+
+def compile_times() -> None:
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold compile (fresh NUMBA_CACHE_DIR)", "warm start (second process)"):
+            start = time.perf_counter()
+            out = subprocess.run([sys.executable, "-c", WARM_UP], env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            wall = time.perf_counter() - start
+            print(f"{label}: {float(out):.2f} s to import the engine and run every kernel once; "
+                  f"{wall:.2f} s for the whole process")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer objects and scenes")
+    args = parser.parse_args()
+    grids, source = bank_objects(2000 if args.quick else 25000)
+    print(f"numba {numba.__version__}, numpy {np.__version__}; {source}\n")
+    per_transform(grids, repeats=1 if args.quick else 5)
+    print()
+    scene_step(grids, 2000 if args.quick else 100000)
+    print()
+    compile_times()
+
+
+if __name__ == "__main__":
+    main()
