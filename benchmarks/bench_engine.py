@@ -23,7 +23,7 @@ import time
 import numba
 import numpy as np
 
-from cogen.engine import TRANSFORMS, run_scene, sequence_tokens
+from cogen.engine import TRANSFORMS, pack, run_scene, sequence_tokens
 from cogen.engine._kernels import OK, apply_batch
 
 WARM_UP = """
@@ -61,17 +61,9 @@ def bank_objects(count: int, max_side: int = 15, seed: int = 0) -> tuple[list[np
         return grids, f"{count} random objects (bank unavailable: {type(error).__name__})"
 
 
-def pack(grids: list[np.ndarray], cap: int) -> tuple[np.ndarray, np.ndarray]:
-    boxes = np.array([(0, 0, *g.shape) for g in grids], dtype=np.int32)
-    pixels = np.zeros((len(grids), cap), dtype=np.int8)
-    for i, grid in enumerate(grids):
-        pixels[i, : grid.size] = grid.ravel()
-    return boxes, pixels
-
-
 def per_transform(grids: list[np.ndarray], repeats: int) -> None:
     side = 2 * max(max(g.shape) for g in grids) + 2
-    boxes0, pixels0 = pack(grids, side * side)
+    boxes0, pixels0 = pack([(0, 0, g) for g in grids], side * side)
     scratch = np.zeros((side, side), np.int8)
     status = np.zeros(len(grids), np.int64)
     apply_batch(1, boxes0.copy(), pixels0.copy(), scratch, status)  # compile / load

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import oracle
-from cogen.engine import TRANSFORMS, run_scene, sequence_tokens
+from cogen.engine import TRANSFORMS, pack, run_scene, sequence_tokens
 from test_engine_oracle import kernel_results
 from test_engine_scene import random_scene
 
@@ -27,10 +27,7 @@ def digest(objects: int = 120, scenes: int = 150) -> str:
             sha.update(b"-" if result is None else repr((result[0], result[1], result[2].tolist())).encode())
     for _ in range(scenes):
         names, objects, height, width = random_scene(rng)
-        boxes = np.array([(o.row, o.col, *o.grid.shape) for o in objects], dtype=np.int32)
-        pixels = np.zeros((len(objects), height * width), dtype=np.int8)
-        for i, o in enumerate(objects):
-            pixels[i, : o.grid.size] = o.grid.ravel()
+        boxes, pixels = pack(objects, height * width)
         grid = np.zeros((height, width), dtype=np.int8)
         status = run_scene(sequence_tokens(names), height, width, boxes, pixels, grid)
         sha.update(bytes([status]) + boxes.tobytes() + pixels.tobytes() + grid.tobytes())

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import oracle
-from cogen.engine import TRANSFORMS, PlacedObject, apply
+from cogen.engine import TRANSFORMS, PlacedObject, apply, pack
 from cogen.engine._kernels import OK, apply_batch
 
 N_OBJECTS = 2000
@@ -15,10 +15,7 @@ N_OBJECTS = 2000
 def kernel_results(token: int, objects: list[np.ndarray], anchors: np.ndarray) -> list:
     """apply_batch on all objects at once: per object (row, col, grid) or None."""
     side = max(max(g.shape) for g in objects)
-    boxes = np.array([(r, c, *g.shape) for (r, c), g in zip(anchors, objects)], dtype=np.int32)
-    pixels = np.zeros((len(objects), (2 * side + 2) ** 2), dtype=np.int8)
-    for i, grid in enumerate(objects):
-        pixels[i, : grid.size] = grid.ravel()
+    boxes, pixels = pack([(r, c, g) for (r, c), g in zip(anchors, objects)], (2 * side + 2) ** 2)
     status = np.zeros(len(objects), dtype=np.int64)
     apply_batch(token, boxes, pixels, np.zeros((2 * side + 2, 2 * side + 2), np.int8), status)
     return [(int(r), int(c), pixels[i, : h * w].reshape(h, w)) if status[i] == OK else None

@@ -7,7 +7,8 @@ import pytest
 
 import oracle
 from cogen.engine import (CANNOT_APPLY, OK, OUT_OF_GRID, OVERLAP, TRANSFORMS, PlacedObject,
-                          apply_sequence, render, render_scene, run_scene, sequence_tokens)
+                          apply_sequence, pack, render, render_scene, run_scene, sequence_tokens,
+                          unpack)
 from cogen.errors import PlacementError
 
 NAMES = list(TRANSFORMS)
@@ -91,26 +92,17 @@ def test_empty_sequence_renders_the_input():
     assert result.ok and np.array_equal(result.grid, render(objects, 4, 5))
 
 
-def _packed(objects, cap):
-    boxes = np.array([(o.row, o.col, *o.grid.shape) for o in objects], dtype=np.int32)
-    pixels = np.zeros((len(objects), cap), dtype=np.int8)
-    for i, o in enumerate(objects):
-        pixels[i, : o.grid.size] = o.grid.ravel()
-    return boxes, pixels
-
-
 def test_run_scene_kernel_contract():
     objects = [PlacedObject(2, 2, np.array([[1, 2], [0, 3]], np.int8)),
                PlacedObject(6, 6, np.array([[5, 5, 5]], np.int8))]
-    boxes, pixels = _packed(objects, 10 * 10)
+    boxes, pixels = pack(objects, 10 * 10)
     grid = np.full((12, 13), -1, dtype=np.int8)  # larger than the scene: margins stay untouched
     sequence = np.array([0, TRANSFORMS["translate_up"].token, 0, TRANSFORMS["rot90"].token], np.int64)
     assert run_scene(sequence, 10, 10, boxes, pixels, grid) == OK
     result = apply_sequence(["translate_up", "rot90"], objects, 10, 10)
     assert np.array_equal(grid[:10, :10], result.grid)
     assert (grid[10:] == -1).all() and (grid[:, 10:] == -1).all()
-    assert boxes.tolist() == [[o.row, o.col, *o.grid.shape] for o in result.objects]
-    assert all(np.array_equal(pixels[i, : o.grid.size], o.grid.ravel()) for i, o in enumerate(result.objects))
+    assert _same_objects(result.objects, unpack(boxes, pixels))
     check = np.full((12, 13), -1, dtype=np.int8)
     render_scene(boxes, pixels, 2, 10, 10, check)
     assert np.array_equal(check, grid)
@@ -122,13 +114,13 @@ def test_run_scene_kernel_contract():
 def test_run_scene_failures_zero_the_frame(names, status):
     objects = [PlacedObject(3, 3, np.array([[1, 2], [0, 3]], np.int8)),
                PlacedObject(3, 5, np.array([[5], [5]], np.int8))]
-    boxes, pixels = _packed(objects, 64)
+    boxes, pixels = pack(objects, 64)
     grid = np.full((8, 8), 7, dtype=np.int8)
     assert run_scene(sequence_tokens(names), 8, 8, boxes, pixels, grid) == status
     assert (grid == 0).all()
 
 
 def test_run_scene_unknown_token_cannot_apply():
-    boxes, pixels = _packed([PlacedObject(0, 0, np.array([[1]], np.int8))], 16)
+    boxes, pixels = pack([PlacedObject(0, 0, np.array([[1]], np.int8))], 16)
     grid = np.zeros((4, 4), np.int8)
     assert run_scene(np.array([29], np.int64), 4, 4, boxes, pixels, grid) == CANNOT_APPLY

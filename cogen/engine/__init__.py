@@ -1,9 +1,9 @@
 """The transformation engine: the 28 COGITAO transformations behind one registry.
 
 * :data:`TRANSFORMS`, :func:`resolve`, :func:`resolve_sequence` (pure Python, imported eagerly);
-* :class:`PlacedObject`, :func:`apply`, :func:`apply_sequence`, :func:`render` (plain-Python
-  wrappers) and :func:`run_scene`, :func:`render_scene` (Numba kernels for other Numba code),
-  imported on first use so that reading the registry does not load Numba.
+* :class:`PlacedObject`, :func:`apply`, :func:`apply_sequence`, :func:`render`, :func:`pack`,
+  :func:`unpack` (plain-Python wrappers) and :func:`run_scene`, :func:`render_scene` (Numba
+  kernels for other Numba code), imported on first use so that reading the registry does not load Numba.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from cogen.engine.registry import (
 if TYPE_CHECKING:
     from cogen.engine._kernels import (CANNOT_APPLY, OK, OUT_OF_GRID, OVERLAP, render_scene,
                                        run_scene)
-    from cogen.engine.scene import PlacedObject, SceneResult, apply, apply_sequence, render
+    from cogen.engine.scene import (PlacedObject, SceneResult, apply, apply_sequence, pack, render,
+                                    unpack)
 
 __all__ = [
     "CANNOT_APPLY",
@@ -44,17 +45,19 @@ __all__ = [
     "apply_sequence",
     "from_token",
     "markdown_table",
+    "pack",
     "render",
     "render_scene",
     "resolve",
     "resolve_sequence",
     "run_scene",
     "sequence_tokens",
+    "unpack",
 ]
 
 _LAZY = {
     "PlacedObject": "scene", "SceneResult": "scene", "apply": "scene",
-    "apply_sequence": "scene", "render": "scene",
+    "apply_sequence": "scene", "render": "scene", "pack": "scene", "unpack": "scene",
     "run_scene": "_kernels", "render_scene": "_kernels",
     "OK": "_kernels", "CANNOT_APPLY": "_kernels", "OUT_OF_GRID": "_kernels", "OVERLAP": "_kernels",
 }

@@ -16,7 +16,7 @@ from cogen.engine import _kernels
 from cogen.engine.registry import Transform, resolve, sequence_tokens
 from cogen.errors import PlacementError, TransformError
 
-__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "render"]
+__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "pack", "render", "unpack"]
 
 
 class PlacedObject(NamedTuple):
@@ -54,8 +54,15 @@ def _tight_grid(obj) -> np.ndarray:
     return grid
 
 
-def _pack(objects: Sequence, cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """Objects as the kernels' (n, 4) int32 boxes and (n, cap) int8 pixel rows."""
+def pack(objects: Sequence, cap: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Objects ((row, col, tight grid) each) as the kernels' arrays.
+
+    Returns ``boxes`` (n, 4) int32 rows (row, col, h, w) and ``pixels`` (n, cap) int8 with
+    object i's box row-major in ``pixels[i, :h*w]``. ``cap`` defaults to the largest box size;
+    :func:`cogen.engine.run_scene` needs ``cap >= height * width``.
+    """
+    if cap is None:
+        cap = max([1] + [np.size(obj[2]) for obj in objects])
     boxes = np.zeros((len(objects), 4), dtype=np.int32)
     pixels = np.zeros((len(objects), cap), dtype=np.int8)
     for i, obj in enumerate(objects):
@@ -65,7 +72,8 @@ def _pack(objects: Sequence, cap: int) -> tuple[np.ndarray, np.ndarray]:
     return boxes, pixels
 
 
-def _unpack(boxes: np.ndarray, pixels: np.ndarray) -> tuple[PlacedObject, ...]:
+def unpack(boxes: np.ndarray, pixels: np.ndarray) -> tuple[PlacedObject, ...]:
+    """The inverse of :func:`pack`: one :class:`PlacedObject` (copied arrays) per box."""
     return tuple(PlacedObject(int(r), int(c), pixels[i, : h * w].reshape(h, w).copy())
                  for i, (r, c, h, w) in enumerate(boxes))
 
@@ -82,12 +90,12 @@ def apply(transform: str | Transform, obj) -> PlacedObject | None:
     token = resolve(transform).token
     grid = _tight_grid(obj)
     side = 2 * max(grid.shape) + 2
-    boxes, pixels = _pack([obj], side * side)
+    boxes, pixels = pack([obj], side * side)
     status = np.empty(1, dtype=np.int64)
     _kernels.apply_batch(token, boxes, pixels, np.empty((side, side), dtype=np.int8), status)
     if status[0] != _kernels.OK:
         return None
-    return _unpack(boxes, pixels)[0]
+    return unpack(boxes, pixels)[0]
 
 
 def _check_inside(boxes: np.ndarray, height: int, width: int) -> None:
@@ -117,19 +125,19 @@ def apply_sequence(sequence: Iterable[str | Transform], objects: Sequence, heigh
     """
     tokens = sequence_tokens(sequence)
     cap = max([height * width] + [np.size(obj[2]) for obj in objects])
-    boxes, pixels = _pack(objects, cap)
+    boxes, pixels = pack(objects, cap)
     _check_frame(boxes, pixels, height, width)
     grid = np.zeros((height, width), dtype=np.int8)
     final_boxes, final_pixels = boxes.copy(), pixels.copy()
     status = _kernels.run_scene(tokens, height, width, final_boxes, final_pixels, grid)
     if status == _kernels.OK:
-        return SceneResult(True, None, _unpack(final_boxes, final_pixels), grid)
+        return SceneResult(True, None, unpack(final_boxes, final_pixels), grid)
     for k in range(len(tokens)):  # replay step by step to report the last valid frame
         next_boxes, next_pixels = boxes.copy(), pixels.copy()
         if _kernels.run_scene(tokens[k : k + 1], height, width, next_boxes, next_pixels, grid):
             break
         boxes, pixels = next_boxes, next_pixels
-    return SceneResult(False, _kernels.STATUS_NAMES[status], _unpack(boxes, pixels), None)
+    return SceneResult(False, _kernels.STATUS_NAMES[status], unpack(boxes, pixels), None)
 
 
 def render(objects: Sequence, height: int, width: int) -> np.ndarray:
@@ -137,8 +145,7 @@ def render(objects: Sequence, height: int, width: int) -> np.ndarray:
 
     Raises :class:`cogen.errors.PlacementError` if an object is not inside the grid.
     """
-    cap = max([1] + [np.size(obj[2]) for obj in objects])
-    boxes, pixels = _pack(objects, cap)
+    boxes, pixels = pack(objects)
     _check_inside(boxes, height, width)
     grid = np.zeros((height, width), dtype=np.int8)
     _kernels.render_scene(boxes, pixels, len(objects), height, width, grid)
