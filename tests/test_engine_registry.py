@@ -134,6 +134,13 @@ def test_markdown_table_lists_every_transformation_once():
         assert f"| {t.token} | `{name}` |" in table
 
 
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_every_record_has_a_docstring_with_its_example(name):
+    t = TRANSFORMS[name]
+    assert t.__doc__.startswith(f"{name}: {t.description}") and "->" in t.__doc__
+    assert str(t.example.shift) in t.__doc__
+
+
 def test_cli_transforms_prints_the_table():
     from typer.testing import CliRunner
 
@@ -144,3 +151,7 @@ def test_cli_transforms_prints_the_table():
     for name in TRANSFORMS:
         assert name in result.output
     assert "is_shape_less_than_4_rows" in result.output
+    markdown = CliRunner().invoke(app, ["transforms", "--markdown"])
+    assert markdown.exit_code == 0 and markdown.output == markdown_table()
+    examples = CliRunner().invoke(app, ["transforms", "--examples"])
+    assert examples.exit_code == 0 and TRANSFORMS["pad_shape"].__doc__ in examples.output

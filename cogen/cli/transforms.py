@@ -9,6 +9,7 @@ __all__ = ["register"]
 
 def transforms(
     markdown: bool = typer.Option(False, "--markdown", help="Print the Markdown table (README, dataset card)."),
+    examples: bool = typer.Option(False, "--examples", help="Print each transformation's worked example."),
 ) -> None:
     """List every transformation: token, name, family, preconditions, algebra, description."""
     from rich.table import Table
@@ -16,8 +17,9 @@ def transforms(
     from cogen.cli import _console
     from cogen.engine.registry import TRANSFORMS, markdown_table
 
-    if markdown:  # plain text: rich would wrap the long lines
-        typer.echo(markdown_table(), nl=False)
+    if markdown or examples:  # plain text: rich would wrap the long lines
+        text = markdown_table() if markdown else "\n\n".join(t.__doc__ for t in TRANSFORMS.values()) + "\n"
+        typer.echo(text, nl=False)
         return
     table = Table(title="COGITAO transformations (token 0 = identity)", header_style="bold")
     table.add_column("token", justify="right", no_wrap=True)

@@ -58,6 +58,16 @@ class Example:
         """``before`` and ``after`` as int8 arrays."""
         return np.array(self.before, dtype=np.int8), np.array(self.after, dtype=np.int8)
 
+    def text(self) -> str:
+        """The example drawn side by side, e.g. ``1 2 3  ->  3 0`` (0 drawn as ``.``)."""
+        left = [" ".join(str(v or ".") for v in row) for row in self.before]
+        right = [" ".join(str(v or ".") for v in row) for row in self.after]
+        width = max(map(len, left))
+        lines = [f"{(left[k] if k < len(left) else ''):<{width}}  {'->' if k == 0 else '  '}  "
+                 f"{right[k] if k < len(right) else ''}".rstrip()
+                 for k in range(max(len(left), len(right)))]
+        return "\n".join(lines + [f"(anchor moves by {self.shift})"])
+
 
 @dataclass(frozen=True)
 class Transform:
@@ -99,6 +109,7 @@ class Transform:
     aliases: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "__doc__", f"{self.name}: {self.description}\n\n{self.example.text()}")
         object.__setattr__(self, "self_inverse", self.inverse == self.name)
         if self.inverse is not None and self.undone_by is None:
             object.__setattr__(self, "undone_by", self.inverse)
