@@ -1,0 +1,256 @@
+"""Compositional-ARC metrics (paper App. D.1, public code ``vmlc/model/metrics.py``) and the
+error taxonomy of the paper's Sec. 5.2, decided in a fixed order.
+
+Scores, per query, for a prediction ``P`` and target ``T`` (10 x 10 grids; a prediction that is
+not a 10 x 10 grid of 0..9 is a *format* error and scores 0 everywhere):
+
+* ``exact``: ``P == T``.
+* ``color`` (paper, count-based): for every colour 1..9, ``P`` and ``T`` hold the same number of
+  objects of that colour, objects being same-colour 8-connected components.
+* ``color_code`` (public code, set-based): the sets of non-zero values of ``P`` and ``T`` are equal.
+* ``shape`` (paper, count-based): for every normalised shape (cells moved to the top-left), ``P``
+  and ``T`` hold the same number of same-colour objects of that shape.
+* ``shape_code`` (public code, set-based): the *sets* of normalised shapes are equal, objects being
+  8-connected components with colours ignored (touching objects of two colours merge).
+
+The two forms agree on well-formed predictions (targets never hold touching objects) and differ
+on degenerate ones (duplicated or touching objects).
+
+Error categories (:data:`ERROR_CATEGORIES`), for a wrong prediction, the first that applies:
+
+1. ``format``: missing, malformed or not 10 x 10;
+2. (``correct``: equal to the target — not an error);
+3. ``no_transformation``: equal to the query input;
+4. ``primitive/<role>``: equal to ``N + T(o)`` for the role's primitive ``T`` (roles in the order
+   shape, color, neighbor), ``o`` the query's object and ``N`` the indicator object;
+5. ``level1/<pair>``: equal to ``N + T2(T1(o))`` for the pairs (shape, color), (shape, neighbor),
+   (color, neighbor), applied in that order; a step that is invalid gives no candidate;
+6. ``invalid_position``: ``color`` and ``shape`` (paper forms) are both 1;
+7. ``invalid_shape``: ``color`` is 1;
+8. ``other``.
+
+The taxonomy needs each query's grammar: a :class:`CarcQuery` (see :func:`queries_from_row` for
+the adapter from ``cogen build`` rows). Primitives are re-applied with the Compositional-ARC
+primitive kernels of :mod:`cogen.carc`, loaded on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cogen.metrics.grids import GridStack, as_stack
+from cogen.metrics.objects import label_stack
+
+__all__ = ["ERROR_CATEGORIES", "ROLE_PAIRS", "ROLES", "SIDE", "CarcQuery", "CarcScores", "classify_error",
+           "error_taxonomy", "queries_from_row", "score_queries", "taxonomy_counts"]
+
+#: Compositional-ARC grids are 10 x 10.
+SIDE = 10
+#: The indicator roles in composition order (shape, then colour, then neighbour).
+ROLES = ("shape", "color", "neighbor")
+#: The level-1 pairs in the paper's order; the first role is applied first.
+ROLE_PAIRS = (("shape", "color"), ("shape", "neighbor"), ("color", "neighbor"))
+#: Every error category, in the order they are decided.
+ERROR_CATEGORIES = ("format", "no_transformation", *(f"primitive/{r}" for r in ROLES),
+                    *(f"level1/{a}+{b}" for a, b in ROLE_PAIRS), "invalid_position", "invalid_shape", "other")
+
+
+@dataclass(frozen=True)
+class CarcQuery:
+    """What the taxonomy needs to know about one level-2 query.
+
+    ``roles``: the shape, colour and neighbour roles' transformations as ``(name, kwargs)``, with
+    names and kwargs as Compositional-ARC's metadata writes them (``("translation", (("direction",
+    "x"), ("step_size", 1)))``). ``neighbor_cells``: the indicator object's (row, col) cells and
+    ``neighbor_color`` its colour. ``rotation``: ``"paper"`` (``rotation_type`` 8 is
+    counter-clockwise) or ``"reference"`` (8 is clockwise, as the public code).
+    """
+
+    input: np.ndarray
+    target: np.ndarray
+    roles: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]
+    neighbor_cells: tuple[tuple[int, int], ...]
+    neighbor_color: int
+    rotation: str = "paper"
+
+
+def queries_from_row(row: Mapping, rotation: str = "paper") -> list[CarcQuery]:
+    """The queries of one row of a ``cogen build`` Compositional-ARC config (columns
+    ``query_inputs``, ``query_outputs``, ``transformations``, ``transformation_kwargs`` (JSON),
+    ``neighbor_indicator``, ``neighbor_color``)."""
+    roles = tuple((name, tuple(json.loads(kwargs).items()))
+                  for name, kwargs in zip(row["transformations"], row["transformation_kwargs"]))
+    cells = tuple((int(r), int(c)) for r, c in row["neighbor_indicator"])
+    return [CarcQuery(np.asarray(q_in, np.int8), np.asarray(q_out, np.int8), roles, cells, int(row["neighbor_color"]),
+                      rotation)
+            for q_in, q_out in zip(row["query_inputs"], row["query_outputs"])]
+
+
+@dataclass(frozen=True)
+class CarcScores:
+    """Per-query scores (arrays of length n); see the module docstring."""
+
+    valid: np.ndarray
+    exact: np.ndarray
+    color: np.ndarray
+    color_code: np.ndarray
+    shape: np.ndarray
+    shape_code: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.valid)
+
+
+def _well_formed(predictions: GridStack) -> np.ndarray:
+    return predictions.present & (predictions.heights == SIDE) & (predictions.widths == SIDE)
+
+
+def _objects(cells: np.ndarray, same_color: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(counts, masks, colors)``: each grid's objects' normalised shapes and colours."""
+    from cogen.metrics._kernels import component_shapes
+
+    labels, counts = label_stack(cells, same_color)
+    masks = np.zeros((len(cells), SIDE * SIDE, 2), np.uint64)
+    colors = np.zeros((len(cells), SIDE * SIDE), np.int8)
+    component_shapes(cells, labels, counts, masks, colors)
+    return counts, masks, colors
+
+
+def _sorted_shapes(counts: np.ndarray, masks: np.ndarray, unique: bool) -> np.ndarray:
+    """Each grid's shape masks sorted (unused slots all ones), duplicates dropped when ``unique``."""
+    keys = masks.copy()
+    keys[np.arange(keys.shape[1])[None, :] >= counts[:, None]] = np.iinfo(np.uint64).max
+    for word in (1, 0):  # least significant word first: a stable sort by each gives lexicographic order
+        order = np.argsort(keys[:, :, word], axis=1, kind="stable")
+        keys = np.take_along_axis(keys, order[:, :, None], axis=1)
+    if unique:
+        repeat = np.zeros(keys.shape[:2], bool)
+        repeat[:, 1:] = (keys[:, 1:] == keys[:, :-1]).all(axis=2)
+        keys[repeat] = np.iinfo(np.uint64).max
+        return _sorted_shapes(np.full(len(keys), keys.shape[1]), keys, unique=False)
+    return keys
+
+
+def _color_counts(counts: np.ndarray, colors: np.ndarray) -> np.ndarray:
+    used = np.arange(colors.shape[1])[None, :] < counts[:, None]
+    histogram = np.zeros((len(colors), 10), np.int64)
+    rows, slots = np.nonzero(used)
+    np.add.at(histogram, (rows, colors[rows, slots]), 1)
+    return histogram
+
+
+def _color_sets(cells: np.ndarray) -> np.ndarray:
+    return (cells[:, :, :, None] == np.arange(1, 10, dtype=np.int8)).any(axis=(1, 2))
+
+
+def score_queries(predictions, targets) -> CarcScores:
+    """Exact match, colour and shape accuracy in both forms, per query (see the module docstring)."""
+    predictions, targets = as_stack(predictions), as_stack(targets)
+    valid = _well_formed(predictions)
+    p = np.where(valid[:, None, None], predictions.canvas(SIDE, SIDE), 0).astype(np.int8)
+    t = targets.canvas(SIDE, SIDE)
+    exact = valid & (p == t).all(axis=(1, 2))
+    p_count, p_masks, p_colors = _objects(p, same_color=True)
+    t_count, t_masks, t_colors = _objects(t, same_color=True)
+    color = (_color_counts(p_count, p_colors) == _color_counts(t_count, t_colors)).all(axis=1)
+    shape = (_sorted_shapes(p_count, p_masks, False) == _sorted_shapes(t_count, t_masks, False)).all(axis=(1, 2))
+    color_code = (_color_sets(p) == _color_sets(t)).all(axis=1)
+    p_count, p_masks, _ = _objects(p, same_color=False)
+    t_count, t_masks, _ = _objects(t, same_color=False)
+    shape_code = (_sorted_shapes(p_count, p_masks, True) == _sorted_shapes(t_count, t_masks, True)).all(axis=(1, 2))
+    return CarcScores(valid, exact, valid & color, valid & color_code, valid & shape, valid & shape_code)
+
+
+# ---------------------------------------------------------------- error taxonomy
+def _apply(role: tuple[str, tuple], rotation: str, rows: np.ndarray, cols: np.ndarray,
+           color: int) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """One primitive applied to an object's cells; None when the reference deems it invalid."""
+    from cogen.carc._kernels import transform
+    from cogen.carc.grammar import Variant
+
+    kind, a, b = Variant(role[0], tuple(role[1])).params(rotation)
+    size = max(64, 4 * len(rows))
+    out_rows, out_cols = np.empty(size, np.int64), np.empty(size, np.int64)
+    count, new_color = transform(kind, a, b, _cap(rows, size), _cap(cols, size), len(rows), color, out_rows,
+                                 out_cols)
+    if count < 0:
+        return None
+    return out_rows[:count].copy(), out_cols[:count].copy(), int(new_color)
+
+
+def _cap(values: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size, np.int64)
+    out[: len(values)] = values
+    return out
+
+
+def _candidates(query: CarcQuery):
+    """Yield ``(category, grid)``: ``N + T(o)`` per role, then ``N + T2(T1(o))`` per pair."""
+    neighbor = np.zeros((SIDE, SIDE), bool)
+    for r, c in query.neighbor_cells:
+        neighbor[r, c] = True
+    rows, cols = np.nonzero((query.input > 0) & ~neighbor)
+    if len(rows) == 0:
+        return
+    obj = (rows.astype(np.int64), cols.astype(np.int64), int(query.input[rows[0], cols[0]]))
+    role = dict(zip(ROLES, query.roles))
+    for name in ROLES:
+        out = _apply(role[name], query.rotation, *obj)
+        if out is not None:
+            yield f"primitive/{name}", _render(neighbor, query.neighbor_color, out)
+    for first, second in ROLE_PAIRS:
+        mid = _apply(role[first], query.rotation, *obj)
+        out = None if mid is None else _apply(role[second], query.rotation, *mid)
+        if out is not None:
+            yield f"level1/{first}+{second}", _render(neighbor, query.neighbor_color, out)
+
+
+def _render(neighbor: np.ndarray, neighbor_color: int, obj: tuple[np.ndarray, np.ndarray, int]) -> np.ndarray | None:
+    rows, cols, color = obj
+    if rows.min() < 0 or cols.min() < 0 or rows.max() >= SIDE or cols.max() >= SIDE:
+        return None
+    grid = np.where(neighbor, neighbor_color, 0).astype(np.int8)
+    grid[rows, cols] = color
+    return grid
+
+
+def classify_error(prediction, query: CarcQuery, scores: CarcScores | None = None) -> str:
+    """The category of one prediction (``"correct"`` when it equals the target), see the module
+    docstring. ``scores``: its :class:`CarcScores` row when already computed (length 1)."""
+    grid = None if prediction is None else np.asarray(prediction)
+    if grid is None or grid.shape != (SIDE, SIDE) or grid.min() < 0 or grid.max() > 9:
+        return "format"
+    if np.array_equal(grid, query.target):
+        return "correct"
+    if np.array_equal(grid, query.input):
+        return "no_transformation"
+    for category, candidate in _candidates(query):
+        if candidate is not None and np.array_equal(grid, candidate):
+            return category
+    scores = scores or score_queries([grid], [query.target])
+    if scores.color[0] and scores.shape[0]:
+        return "invalid_position"
+    return "invalid_shape" if scores.color[0] else "other"
+
+
+def error_taxonomy(predictions, queries: Sequence[CarcQuery], scores: CarcScores | None = None) -> list[str]:
+    """The category of every prediction (``"correct"`` for right ones); count with ``Counter``."""
+    predictions = as_stack(predictions)
+    scores = scores or score_queries(predictions, [q.target for q in queries])
+    out = []
+    for k, query in enumerate(queries):
+        row = CarcScores(*(np.asarray(getattr(scores, f))[k: k + 1] for f in CarcScores.__dataclass_fields__))
+        out.append(classify_error(predictions.grid(k) if scores.valid[k] else None, query, row))
+    return out
+
+
+def taxonomy_counts(categories: Sequence[str]) -> dict[str, int]:
+    """Counts of every error category (in :data:`ERROR_CATEGORIES` order, zeros included)."""
+    counts = Counter(categories)
+    return {name: counts.get(name, 0) for name in ERROR_CATEGORIES}
