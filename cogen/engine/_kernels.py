@@ -10,7 +10,12 @@ Object layout, shared by every kernel:
 * ``box``    int32[4] = (row, col, h, w): the top-left anchor and size of the *tight* box;
 * ``pixels`` int8 row of length >= h*w holding the box row-major (0 = background);
 * a transformation writes its result into a 2-D int8 ``scratch`` (cells [:h', :w']), is then
-  re-tightened if it is a crop, and copied back into ``pixels``.
+  re-tightened if it is a crop, and copied back into ``pixels``. ``run_scene`` uses its output
+  grid as scratch, so the hot path allocates nothing.
+
+Each writer has exactly one call site and is never passed a constant argument: Numba compiles a
+separate specialisation for every literal argument, and the whole call tree is re-optimised at
+every level, so both would multiply the cold compile time.
 
 Token ids come from :data:`cogen.engine.registry.TRANSFORMS` (they are compiled in as
 constants; they never change). Token 0 is the identity.
@@ -243,9 +248,9 @@ def _write_extend(src, h, w, scratch, color):
 
 @kernel
 def _write_pad(src, h, w, scratch, top, bottom, left, right):
-    """Box surrounded by the given numbers (0/1) of pad rows/columns: top 8, bottom 9, left 7, right 6.
+    """Box with 0 or 1 pad row/column on each side: top 8, bottom 9, left 7, right 6.
 
-    Columns are painted after rows, so ring corners get 7 (left) and 6 (right).
+    Side columns win at the corners (7 left, 6 right), as if painted after the rows.
     """
     for i in range(h + top + bottom):
         for j in range(w + left + right):
