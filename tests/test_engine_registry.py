@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -25,6 +27,12 @@ TOKENS = {
     "double_right": 24, "double_left": 25, "double_down": 26, "double_up": 27,
     "quadruple_shape": 28,
 }
+
+
+def test_reading_the_registry_does_not_load_numba():
+    code = "import sys, cogen.engine; cogen.engine.resolve('rot90'); print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_names_and_tokens_are_frozen():
