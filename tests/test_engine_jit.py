@@ -16,7 +16,7 @@ from test_engine_oracle import kernel_results
 from test_engine_scene import random_scene
 
 
-def digest(objects: int = 120, scenes: int = 150) -> str:
+def digest(objects: int = 400, scenes: int = 400) -> str:
     """SHA-256 over every transformation on random objects and over random scenes."""
     sha = hashlib.sha256()
     rng = np.random.default_rng(5)
