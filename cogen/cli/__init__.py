@@ -42,6 +42,8 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "objects",
     "transforms",
     "build",
+    "evaluate",
+    "prompts",
 )
 
 for _name in _COMMAND_MODULES:

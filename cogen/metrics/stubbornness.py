@@ -55,23 +55,11 @@ class StubbornnessResult:
         return float(self.stubborn.mean()) if len(self.stubborn) else float("nan")
 
 
-def _pack(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
-    """The scene's objects as the engine kernels' (n, 4) boxes and (n, cap) pixel rows."""
-    grids = [np.ascontiguousarray(obj[2], np.int8) for obj in scene.objects]
-    cap = max([scene.height * scene.width] + [g.size for g in grids])
-    boxes = np.zeros((len(grids), 4), np.int32)
-    pixels = np.zeros((len(grids), cap), np.int8)
-    for i, (obj, grid) in enumerate(zip(scene.objects, grids)):
-        boxes[i] = (obj[0], obj[1], *grid.shape)
-        pixels[i, : grid.size] = grid.ravel()
-    return boxes, pixels
-
-
 def _outputs(scene: Scene, tokens: Sequence[np.ndarray]):
     """Yield ``(j, grid)`` for every sequence ``j`` that applies to the scene (grid reused: copy to keep)."""
-    from cogen.engine import OK, run_scene
+    from cogen.engine import OK, pack, run_scene
 
-    boxes, pixels = _pack(scene)
+    boxes, pixels = pack(scene.objects, max([scene.height * scene.width] + [np.size(o[2]) for o in scene.objects]))
     grid = np.zeros((scene.height, scene.width), np.int8)
     for j, sequence in enumerate(tokens):
         if run_scene(sequence, scene.height, scene.width, boxes.copy(), pixels.copy(), grid) == OK:

@@ -1,0 +1,126 @@
+"""Score predictions against a Compositional-ARC split: one prediction per query.
+
+A row of a Compositional-ARC config is an episode with several queries; query ``j`` of row
+``<id>`` is predicted under the id ``<id>-q<j>`` (:func:`query_id`). ``queries="first"`` expects
+only query 0 of each episode, as the paper does for general-purpose LLMs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from cogen.errors import EvalError
+from cogen.eval.data import SplitData
+from cogen.eval.predictions import FormatReport
+from cogen.metrics.carc import ERROR_CATEGORIES, CarcQuery, CarcScores, error_taxonomy, score_queries
+from cogen.metrics.grids import GridStack
+
+__all__ = ["QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_queries", "query_grids", "query_id"]
+
+#: Which queries of each episode are expected: all of them, or the first (the paper's LLM protocol).
+QUERY_MODES = ("all", "first")
+
+
+def query_id(row_id: str, query: int) -> str:
+    """The prediction id of query ``query`` of row ``row_id``."""
+    return f"{row_id}-q{query}"
+
+
+@dataclass(frozen=True)
+class QueryIndex:
+    """The expected queries of a split: prediction ``ids``, their episode ``rows``, their ``numbers``
+    within the episode and their ``positions`` among all the split's queries (row-major)."""
+
+    ids: list[str]
+    rows: np.ndarray
+    numbers: np.ndarray
+    positions: np.ndarray
+
+
+def expected_queries(split: SplitData, queries: str = "all") -> QueryIndex:
+    """The queries of ``split`` that predictions are expected for (``all``, or the ``first`` of each episode)."""
+    import pyarrow.compute as pc
+
+    if queries not in QUERY_MODES:
+        raise EvalError(f"queries must be one of {', '.join(QUERY_MODES)}, not {queries!r}")
+    counts = np.asarray(pc.list_value_length(split.table.column("query_inputs")).fill_null(0), np.int64)
+    rows = np.repeat(np.arange(len(counts)), counts)
+    numbers = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    keep = np.ones(len(rows), bool) if queries == "all" else numbers == 0
+    row_ids = split.table.column("id").to_pylist()
+    ids = [query_id(row_ids[r], int(q)) for r, q in zip(rows[keep], numbers[keep])]
+    return QueryIndex(ids, rows[keep], numbers[keep], np.flatnonzero(keep))
+
+
+def query_grids(split: SplitData, column: str, positions: np.ndarray) -> GridStack:
+    """The grids of a per-query column (``query_inputs``, ``query_outputs``) at ``positions``."""
+    from cogen.eval._arrow import stack_column
+
+    grids, _ = stack_column(split.table.column(column).combine_chunks().flatten())
+    return grids.take(positions)
+
+
+def _queries(split: SplitData, rows: np.ndarray, inputs: GridStack, targets: GridStack) -> list[CarcQuery]:
+    columns = {name: split.table.column(name).to_pylist()
+               for name in ("transformations", "transformation_kwargs", "neighbor_indicator", "neighbor_color")}
+    rotation = split.manifest.get("spec", {}).get("rotation", "paper")
+    out = []
+    for k, r in enumerate(rows):
+        roles = tuple((name, tuple(json.loads(kwargs).items()))
+                      for name, kwargs in zip(columns["transformations"][r], columns["transformation_kwargs"][r]))
+        cells = tuple((int(a), int(b)) for a, b in columns["neighbor_indicator"][r])
+        out.append(CarcQuery(inputs.grid(k), targets.grid(k), roles, cells, int(columns["neighbor_color"][r]), rotation))
+    return out
+
+
+def _summary(scores: CarcScores, mask: np.ndarray) -> dict:
+    n = int(mask.sum())
+
+    def mean(values):
+        return float(values[mask].mean()) if n else float("nan")
+
+    return {"n": n, "exact_match": mean(scores.exact), "color_accuracy": mean(scores.color),
+            "shape_accuracy": mean(scores.shape), "format_errors": int((~scores.valid[mask]).sum())}
+
+
+def _breakdowns(split: SplitData, rows: np.ndarray, scores: CarcScores) -> dict:
+    triplets = np.array(split.table.column("triplet").to_pylist(), object)[rows]
+    all_types = split.table.column("transformations").to_pylist()
+    types = [all_types[r] for r in rows]
+    by_triplet = {name: _summary(scores, triplets == name) for name in sorted(set(triplets))}
+    names = sorted({name for row in types for name in row})
+    by_transformation = {name: _summary(scores, np.array([name in row for row in types], bool)) for name in names}
+    return {"by_transformation": by_transformation, "by_triplet": by_triplet}
+
+
+def evaluate_carc(split: SplitData, predictions: GridStack, report: FormatReport, index: QueryIndex) -> dict:
+    """The metrics of a Compositional-ARC split as a JSON-ready dict (see ``docs/evaluation.md``)."""
+    rows = index.rows
+    inputs = query_grids(split, "query_inputs", index.positions)
+    targets = query_grids(split, "query_outputs", index.positions)
+    scores = score_queries(predictions, targets)
+    categories = error_taxonomy(predictions, _queries(split, rows, inputs, targets), scores)
+    counts = Counter(categories)
+    errors = {name: counts.get(name, 0) for name in ERROR_CATEGORIES}
+    n, valid, wrong = len(scores), scores.valid, sum(errors.values())
+
+    def mean(values, mask=None):
+        values = values if mask is None else values[mask]
+        return float(values.mean()) if len(values) else float("nan")
+
+    metrics = {
+        "n": n, "n_valid": int(valid.sum()), "valid_rate": mean(valid.astype(float)),
+        "format_errors": report.as_dict(),
+        "grid_accuracy": mean(scores.exact), "exact_match": mean(scores.exact),
+        "exact_match_valid": mean(scores.exact, valid),
+        "color_accuracy": mean(scores.color), "color_accuracy_code": mean(scores.color_code),
+        "shape_accuracy": mean(scores.shape), "shape_accuracy_code": mean(scores.shape_code),
+        "errors": errors,
+        "error_shares": {name: count / wrong if wrong else 0.0 for name, count in errors.items()},
+    }
+    metrics.update(_breakdowns(split, rows, scores))
+    return metrics

@@ -1,0 +1,182 @@
+"""Score predictions against a COGITAO split: the metrics of :mod:`cogen.metrics`, stubbornness,
+error categories and breakdowns by transformation and by sequence."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter
+
+import numpy as np
+
+from cogen.eval.data import SplitData
+from cogen.eval.predictions import FormatReport
+from cogen.metrics.cogitao import GridScores, equal_grids, score_grids
+from cogen.metrics.grids import GridStack
+from cogen.metrics.stubbornness import Scene, stubbornness
+
+__all__ = ["MAX_IN_DOMAIN_SEQUENCES", "ERROR_CATEGORIES", "evaluate_cogitao", "experiment_pad", "in_domain_sequences",
+           "scenes"]
+
+#: Stubbornness re-applies every in-domain sequence to every sample; beyond this many it is skipped.
+MAX_IN_DOMAIN_SEQUENCES = 5_000
+#: Categories of wrong predictions, decided in this order (``stubborn`` only where computed).
+ERROR_CATEGORIES = ("format", "no_transformation", "stubborn", "other")
+
+
+def _experiment(manifest: dict):
+    from cogen.specs.schema import experiment_from_dict
+
+    return experiment_from_dict(manifest["spec"])
+
+
+def experiment_pad(manifest: dict) -> tuple[int, int] | None:
+    """The paper's fixed ``m x n``: the largest grid height and width of the experiment (both domains)."""
+    try:
+        experiment = _experiment(manifest)
+    except (KeyError, TypeError, ValueError):
+        return None
+    domains = [d for d in (experiment.in_domain, experiment.out_of_domain) if d is not None]
+    return max(d.grid.height.hi for d in domains), max(d.grid.width.hi for d in domains)
+
+
+def in_domain_sequences(sequence_set, limit: int = MAX_IN_DOMAIN_SEQUENCES) -> list[tuple[str, ...]] | None:
+    """Every sequence of a :class:`~cogen.specs.schema.SequenceSet` (None when more than ``limit``)."""
+    if sequence_set.count() > limit:
+        return None
+    if sequence_set.explicit:
+        return [tuple(s) for s in sequence_set.sequences]
+    excluded = set(map(tuple, sequence_set.exclude))
+    return [seq for depth in range(sequence_set.depth.lo, sequence_set.depth.hi + 1)
+            for seq in itertools.product(sequence_set.pool, repeat=depth) if seq not in excluded]
+
+
+def scenes(table, inputs: GridStack) -> tuple[list[Scene | None], str]:
+    """Each row's input scene rebuilt from ``object_ids`` / ``object_positions`` and the installed
+    bank, kept only where drawing it reproduces the row's input grid (None elsewhere), and the
+    installed bank's SHA-256 (a dataset built with another bank gives unverifiable scenes, not
+    wrong ones)."""
+    from cogen.bank import load_bank
+    from cogen.engine import PlacedObject, render
+    from cogen.errors import CogenError
+
+    bank = load_bank()
+    out: list[Scene | None] = []
+    ids, positions = table.column("object_ids").to_pylist(), table.column("object_positions").to_pylist()
+    for k, (object_ids, places) in enumerate(zip(ids, positions)):
+        height, width = int(inputs.heights[k]), int(inputs.widths[k])
+        try:
+            objects = tuple(PlacedObject(int(r), int(c), bank.object(int(i))) for i, (r, c) in zip(object_ids, places))
+            drawn = render(objects, height, width)
+        except (CogenError, IndexError, ValueError):
+            out.append(None)
+            continue
+        out.append(Scene(objects, height, width) if np.array_equal(drawn, inputs.grid(k)) else None)
+    return out, bank.sha256
+
+
+def _summary(scores: GridScores, mask: np.ndarray, no_transformation: np.ndarray,
+             stubborn: np.ndarray | None) -> dict:
+    n = int(mask.sum())
+    means = scores.means(mask)
+    out = {"n": n, "grid_accuracy": means["exact"], "per_pixel_accuracy": means["pixel"],
+           "object_pixel_accuracy": means["object_pixel"], "format_errors": int((~scores.valid[mask]).sum()),
+           "no_transformation": float(no_transformation[mask].mean()) if n else float("nan")}
+    if stubborn is not None:
+        out["stubbornness"] = float(stubborn[mask].mean()) if n else float("nan")
+    return out
+
+
+def _breakdowns(sequences: list[tuple[str, ...]], scores, no_transformation, stubborn) -> dict:
+    kinds = list(dict.fromkeys(sequences))
+    index = {sequence: j for j, sequence in enumerate(kinds)}
+    code = np.array([index[s] for s in sequences], np.int64)
+    by_sequence = {" -> ".join(sequence) or "(identity)": _summary(scores, code == j, no_transformation, stubborn)
+                   for j, sequence in enumerate(kinds)}
+    by_transformation = {}
+    for name in dict.fromkeys(itertools.chain.from_iterable(kinds)):
+        holds = np.array([name in sequence for sequence in kinds], bool)
+        by_transformation[name] = _summary(scores, holds[code], no_transformation, stubborn)
+    return {"by_transformation": by_transformation, "by_sequence": by_sequence}
+
+
+def _stubbornness(split: SplitData, predictions, inputs, targets) -> tuple[dict, np.ndarray | None]:
+    """The stubbornness section and the per-sample flags (None when not computed)."""
+    from cogen.specs.schema import OOD_SPLITS
+
+    experiment = _experiment(split.manifest)
+    if split.split not in OOD_SPLITS or experiment.shift != "composition" or experiment.out_of_domain is None:
+        return {"computed": False, "reason": "defined for the out-of-domain splits of composition experiments"}, None
+    sequences = in_domain_sequences(experiment.in_domain.sequences)
+    if sequences is None:
+        return {"computed": False, "reason": f"more than {MAX_IN_DOMAIN_SEQUENCES} in-domain sequences"}, None
+    if not {"object_ids", "object_positions"} <= set(split.table.column_names):
+        return {"computed": False, "reason": "the split has no object_ids / object_positions columns"}, None
+    start = time.perf_counter()
+    scene_list, bank_sha = scenes(split.table, inputs)
+    result = stubbornness(predictions, scene_list, sequences, targets)
+    wrong = ~equal_grids(predictions, targets)
+    matched = Counter(int(j) for j in result.matched if j >= 0)
+    return {
+        "computed": True, "value": result.value, "stubborn": int(result.stubborn.sum()),
+        "of_errors": float((result.stubborn & wrong).sum() / wrong.sum()) if wrong.any() else 0.0,
+        "target_reachable": int(result.target_reachable.sum()), "unverifiable": int(result.unverifiable.sum()),
+        "in_domain_sequences": len(sequences), "bank_matches": bank_sha == split.manifest.get("bank_sha256"),
+        "by_in_domain_sequence": {" -> ".join(sequences[j]): matched[j] for j in sorted(matched)},
+        "seconds": round(time.perf_counter() - start, 3),
+    }, result.stubborn
+
+
+def _errors(valid, exact, no_transformation, stubborn) -> dict[str, int]:
+    wrong = ~exact
+    counts = {"format": int((wrong & ~valid).sum())}
+    rest = wrong & valid
+    counts["no_transformation"] = int((rest & no_transformation).sum())
+    rest &= ~no_transformation
+    if stubborn is not None:
+        counts["stubborn"] = int((rest & stubborn).sum())
+        rest &= ~stubborn
+    counts["other"] = int(rest.sum())
+    return counts
+
+
+def evaluate_cogitao(split: SplitData, predictions: GridStack, report: FormatReport,
+                     pad: tuple[int, int] | None = None, with_stubbornness: bool = True) -> dict:
+    """The metrics of a COGITAO split as a JSON-ready dict (see ``docs/evaluation.md``)."""
+    from cogen.eval._arrow import stack_column
+
+    inputs, _ = stack_column(split.table.column("input"))
+    targets, _ = stack_column(split.table.column("output"))
+    pad = pad or experiment_pad(split.manifest)
+    scores = score_grids(predictions, targets, pad)
+    no_transformation = equal_grids(predictions, inputs)
+    stubborn_section, stubborn = (_stubbornness(split, predictions, inputs, targets) if with_stubbornness
+                                  else ({"computed": False, "reason": "not requested"}, None))
+    n = len(scores)
+    valid = scores.valid
+    sequences = [tuple(s) for s in split.table.column("transformations").to_pylist()]
+    metrics = {
+        "n": n, "n_valid": int(valid.sum()), "format_errors": report.as_dict(),
+        "grid_accuracy": float(scores.exact.mean()) if n else float("nan"),
+        "grid_accuracy_valid": float(scores.exact[valid].mean()) if valid.any() else float("nan"),
+        "per_pixel_accuracy": float(scores.pixel.mean()) if n else float("nan"),
+        "per_pixel_accuracy_padded": float(scores.pixel_padded.mean()) if n else float("nan"),
+        "pad_size": list(scores.pad),
+        "object_pixel_accuracy": float(scores.object_pixel.mean()) if n else float("nan"),
+        "object_pixel_error_paper": float(scores.object_error_paper.mean()) if n else float("nan"),
+        "objects": _objects(scores),
+        "no_transformation": float(no_transformation.mean()) if n else float("nan"),
+        "size_mismatch": int((valid & ((predictions.heights != targets.heights)
+                                       | (predictions.widths != targets.widths))).sum()),
+        "oversized": int(scores.oversized.sum()),
+        "stubbornness": stubborn_section,
+        "errors": _errors(valid, scores.exact, no_transformation, stubborn),
+    }
+    metrics.update(_breakdowns(sequences, scores, no_transformation, stubborn))
+    return metrics
+
+
+def _objects(scores: GridScores) -> dict:
+    found, missed = int(scores.found.sum()), int(scores.missed.sum())
+    return {"found": found, "missed": missed, "extra": int(scores.extra.sum()),
+            "reconstruction_accuracy": found / (found + missed) if found + missed else float("nan")}
