@@ -272,8 +272,10 @@ def _write_pad(src, h, w, scratch, top, bottom, left, right):
 def _write_tile(src, h, w, scratch, copies_down, copies_right):
     """scratch = the box tiled copies_down x copies_right times, no gaps."""
     for i in range(h * copies_down):
-        for j in range(w * copies_right):
-            scratch[i, j] = src[(i % h) * w + j % w]
+        y = i % h
+        for copy in range(copies_right):
+            for x in range(w):
+                scratch[i, copy * w + x] = src[y * w + x]
 
 
 # ----------------------------------------------------------------------------- one object
