@@ -158,3 +158,12 @@ def test_every_type_and_variant_occurs_with_its_names(paper_batch):
     described = [paper_batch.describe(i) for i in range(200)]
     assert {d["roles"][r]["type"] for d in described for r in ROLES} == set(TRANSFORMATIONS)
     assert all(d["triplet"].count("+") == 2 for d in described)
+
+
+def test_a_hopeless_spec_fails_fast_naming_the_grammar_and_the_causes():
+    from cogen.errors import GenerationError
+    from cogen.specs._fields import Range
+
+    setting = replace(load_spec("carc"), shape_size=Range(1, 1), episodes=10)  # one-cell S cannot be rotated
+    with pytest.raises(GenerationError, match=r"episode 0 \(shape: .*few_level2_positions \d+"):
+        CarcBuilder(setting).pilot()

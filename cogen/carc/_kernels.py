@@ -62,7 +62,8 @@ META_TYPES, META_VARIANTS, META_COLOR, META_NCOLOR, META_NSHAPE, META_NROW, META
 META_SIZE = 12
 #: Grammar attempts by outcome: accepted, or the block that could not be filled.
 CAUSES = ("accepted", "few_level2_positions", "shape_block", "color_block", "neighbor_block", "shape_color_block",
-          "shape_neighbor_block", "color_neighbor_block")
+          "shape_neighbor_block", "color_neighbor_block", "shape_like_indicator")
+SHAPE_LIKE_INDICATOR = 8
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -108,6 +109,18 @@ def _has(hi, lo, r, c):
     """True when cell (r, c) is in the mask."""
     bit_hi, bit_lo = _bit(r, c)
     return (hi & bit_hi) | (lo & bit_lo) != np.uint64(0)
+
+
+@kernel
+def _cells_mask(rows, cols, n):
+    """Mask of the ``n`` cells."""
+    hi = np.uint64(0)
+    lo = np.uint64(0)
+    for i in range(n):
+        bit_hi, bit_lo = _bit(rows[i], cols[i])
+        hi |= bit_hi
+        lo |= bit_lo
+    return hi, lo
 
 
 @kernel
@@ -161,7 +174,7 @@ def _halo(hi, lo):
 @kernel
 def _grow(dr, dc, rows, cols, n, out_rows, out_cols):
     """Extension: the object plus its copy shifted by (dr, dc); -1 if the copy leaves the grid."""
-    hi, lo = _mask(rows, cols, n, 0, 0)
+    hi, lo = _cells_mask(rows, cols, n)
     for i in range(n):
         out_rows[i] = rows[i]
         out_cols[i] = cols[i]
@@ -195,8 +208,8 @@ def _move(kind, a, b, rows, cols, n, out_rows, out_cols):
         out_rows[i] = r
         out_cols[i] = c
     if kind != TRANSLATION:  # the reference rejects mirrors and rotations that change nothing
-        in_hi, in_lo = _mask(rows, cols, n, 0, 0)
-        out_hi, out_lo = _mask(out_rows, out_cols, n, 0, 0)
+        in_hi, in_lo = _cells_mask(rows, cols, n)
+        out_hi, out_lo = _cells_mask(out_rows, out_cols, n)
         if in_hi == out_hi and in_lo == out_lo:
             return -1
     return n
@@ -240,8 +253,8 @@ def _run_chain(kind, g, rows, cols, n, color, keep, work):
             work[0, i] = work[2, i]
             work[1, i] = work[3, i]
     if keep == 0:
-        in_hi, in_lo = _mask(rows, cols, n, 0, 0)
-        out_hi, out_lo = _mask(work[0], work[1], m, 0, 0)
+        in_hi, in_lo = _cells_mask(rows, cols, n)
+        out_hi, out_lo = _cells_mask(work[0], work[1], m)
         if noop or (c == color and in_hi == out_hi and in_lo == out_lo):
             return -2, c
     return m, c
@@ -252,7 +265,8 @@ def _run_chain(kind, g, rows, cols, n, color, keep, work):
 def _walk(rng, size, rows, cols):
     """The reference's random-walk shape: a uniform start cell, then at most ``4 * size`` uniform
     king moves inside the grid, keeping new cells; the walk may end short of ``size``."""
-    r, c = _below(rng, SIDE), _below(rng, SIDE)
+    side = np.int64(SIDE)  # an int64, not a literal: one compiled _below serves every call
+    r, c = _below(rng, side), _below(rng, side)
     rows[0], cols[0] = r, c
     hi, lo = _bit(r, c)
     n = 1
@@ -325,7 +339,7 @@ def draw_head(rng, type_start, head):
 @kernel
 def _pick_color(rng, excluded):
     """Uniform colour in 1..9 outside the bit set ``excluded``."""
-    count = 0
+    count = np.int64(0)
     for color in range(1, 10):
         if (excluded >> color) & 1 == 0:
             count += 1
@@ -340,33 +354,35 @@ def _pick_color(rng, excluded):
 
 @kernel
 def _draw_shape(rng, g, masks, params, s_cells, obj):
-    """S: random-walk shapes of uniform requested size until one differs from N's shape."""
+    """S: a random-walk shape of uniform requested size, redrawn until it differs from N's shape.
+    False when 100 draws all gave N's shape (only possible with tiny ``shape_size`` ranges)."""
     n_hi, n_lo = masks[M_NCELLS], masks[M_NCELLS + 1]
-    for _ in range(10_000):
+    for _ in range(100):
         n = _walk(rng, _shape_size(rng, params), obj[0], obj[1])
         hi, lo = _shape_mask(obj[0], obj[1], n)
         if hi != n_hi or lo != n_lo:
-            break
-    r0, r1, c0, c1 = _box(obj[0], obj[1], n)
-    for i in range(n):
-        s_cells[0, i] = obj[0, i] - r0
-        s_cells[1, i] = obj[1, i] - c0
-    g[G_SN], g[G_SH], g[G_SW] = n, r1 - r0 + 1, c1 - c0 + 1
-    masks[M_SHAPE], masks[M_SHAPE + 1] = hi, lo
-    masks[M_FORBID], masks[M_FORBID + 1] = hi, lo
-    g[G_NFORBID] = 1
+            r0, r1, c0, c1 = _box(obj[0], obj[1], n)
+            for i in range(n):
+                s_cells[0, i] = obj[0, i] - r0
+                s_cells[1, i] = obj[1, i] - c0
+            g[G_SN], g[G_SH], g[G_SW] = n, r1 - r0 + 1, c1 - c0 + 1
+            masks[M_SHAPE], masks[M_SHAPE + 1] = hi, lo
+            masks[M_FORBID], masks[M_FORBID + 1] = hi, lo
+            g[G_NFORBID] = 1
+            return True
+    return False
 
 
 @kernel
 def _draw_indicators(rng, g, masks, keep):
     """C (avoiding colour-change targets unless degenerate examples are kept), N's colour and shape."""
-    excluded = 0
+    excluded = np.int64(0)
     for role in range(3):
         if g[G_ROLES + 3 * role] == SET_COLOR and keep == 0:
             excluded |= 1 << g[G_ROLES + 3 * role + 1]
     g[G_COLOR] = _pick_color(rng, excluded)
     g[G_NCOLOR] = _pick_color(rng, 1 << g[G_COLOR])
-    g[G_NSHAPE] = _below(rng, INDICATOR_SHAPES.shape[0])
+    g[G_NSHAPE] = _below(rng, np.int64(INDICATOR_SHAPES.shape[0]))
     hi, lo = np.uint64(0), np.uint64(0)
     for i in range(INDICATOR_SIZES[g[G_NSHAPE]]):
         bit_hi, bit_lo = _bit(INDICATOR_SHAPES[g[G_NSHAPE], i, 0], INDICATOR_SHAPES[g[G_NSHAPE], i, 1])
@@ -400,13 +416,16 @@ def _place_indicator(rng, g, masks):
 
 @kernel
 def _draw_grammar(rng, head, variants, params, g, s_cells, masks, obj):
-    """One grammar for the episode's head: the roles' parameters, C, N (shape, colour, place) and S."""
+    """One grammar for the episode's head: the roles' parameters, C, N (shape, colour, place) and S.
+    False when no S different from N's shape could be drawn."""
     for role in range(3):
         for k in range(3):
             g[G_ROLES + 3 * role + k] = variants[head[3 + role], k]
     _draw_indicators(rng, g, masks, params[P_KEEP_DEGENERATE])
-    _draw_shape(rng, g, masks, params, s_cells, obj)
+    if not _draw_shape(rng, g, masks, params, s_cells, obj):
+        return False
     _place_indicator(rng, g, masks)
+    return True
 
 
 # ---------------------------------------------------------------- examples
@@ -427,7 +446,7 @@ def _render(grid, rows, cols, n, color, g, masks, with_indicator):
 @kernel
 def _touches(rows, cols, n, masks):
     """True when the cells touch or overlap N (diagonals included)."""
-    hi, lo = _mask(rows, cols, n, 0, 0)
+    hi, lo = _cells_mask(rows, cols, n)
     return (hi & masks[M_HALO]) | (lo & masks[M_HALO + 1]) != np.uint64(0)
 
 
@@ -470,7 +489,7 @@ def _study_block(rng, kind, g, s_cells, masks, params, obj, work, grids, first, 
         m, out_color = _example(kind, n, color, g, masks, params, obj, work)
         if m < 0:
             continue
-        hi, lo = _mask(obj[0], obj[1], n, 0, 0)
+        hi, lo = _cells_mask(obj[0], obj[1], n)
         repeat = False
         for j in range(made):
             repeat |= seen[j, 0] == hi and seen[j, 1] == lo and seen[j, 2] == np.uint64(color)
@@ -489,10 +508,12 @@ def _level2_block(rng, g, s_cells, masks, params, obj, work, grids, first):
     False when there are fewer valid positions than examples."""
     positions = np.empty(SIDE * SIDE, np.int64)
     found = 0
+    level2 = np.int64(LEVEL2)  # not a literal, so _example and _run_chain compile once
+    with_indicator = MARKS[level2, 2] == 1
     for r in range(SIDE - g[G_SH] + 1):
         for c in range(SIDE - g[G_SW] + 1):
             n = _place_shape(r, c, g, s_cells, obj[0], obj[1])
-            if _example(LEVEL2, n, g[G_COLOR], g, masks, params, obj, work)[0] >= 0:
+            if _example(level2, n, g[G_COLOR], g, masks, params, obj, work)[0] >= 0:
                 positions[found] = r * SIDE + c
                 found += 1
     need = params[P_LEVEL2]
@@ -502,9 +523,9 @@ def _level2_block(rng, g, s_cells, masks, params, obj, work, grids, first):
         j = i + _below(rng, found - i)
         positions[i], positions[j] = positions[j], positions[i]
         n = _place_shape(positions[i] // SIDE, positions[i] % SIDE, g, s_cells, obj[0], obj[1])
-        m, out_color = _example(LEVEL2, n, g[G_COLOR], g, masks, params, obj, work)
-        _render(grids[first + i, 0], obj[0], obj[1], n, g[G_COLOR], g, masks, True)
-        _render(grids[first + i, 1], work[0], work[1], m, out_color, g, masks, True)
+        m, out_color = _example(level2, n, g[G_COLOR], g, masks, params, obj, work)
+        _render(grids[first + i, 0], obj[0], obj[1], n, g[G_COLOR], g, masks, with_indicator)
+        _render(grids[first + i, 1], work[0], work[1], m, out_color, g, masks, with_indicator)
     return True
 
 
@@ -568,8 +589,9 @@ def generate(stream, indices, retries, variants, type_start, params):
         rng[0] = episode_state(stream, indices[i], retries[i])
         draw_head(rng, type_start, head)
         for _ in range(params[P_MAX_GRAMMARS]):
-            _draw_grammar(rng, head, variants, params, g, s_cells, masks, obj)
-            cause = fill_episode(rng, g, s_cells, masks, params, grids[i])
+            cause = SHAPE_LIKE_INDICATOR
+            if _draw_grammar(rng, head, variants, params, g, s_cells, masks, obj):
+                cause = fill_episode(rng, g, s_cells, masks, params, grids[i])
             causes[i, cause] += 1
             if cause == 0:
                 ok[i] = True

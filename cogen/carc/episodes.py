@@ -23,10 +23,11 @@ from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS, Variant, triplet_n
 from cogen.carc.spec import CarcSetting, Layout
 from cogen.errors import GenerationError
 
-__all__ = ["MAX_DRAWS", "MAX_GRAMMARS", "EpisodeBatch", "EpisodeSampler", "mask_cells", "stream_seed"]
+__all__ = ["MAX_DRAWS", "MAX_GRAMMARS", "EpisodeBatch", "EpisodeSampler", "mask_cells", "stream_seed", "triplet_codes"]
 
-#: Grammars tried per episode before giving up (the reference never gives up; 10,000 is far beyond need).
-MAX_GRAMMARS = 10_000
+#: Grammars tried per episode before giving up (the reference never gives up). The paper's specs
+#: need at most about 20 (mean 1.7), so 1,000 only ever stops hopeless specs.
+MAX_GRAMMARS = 1_000
 #: Object draws per block of study examples (the reference's ``max_tries``).
 MAX_DRAWS = 500
 
@@ -137,8 +138,11 @@ class EpisodeBatch:
 
             first = int(np.flatnonzero(~self.ok)[0])
             counts = ", ".join(f"{name} {int(n)}" for name, n in zip(CAUSES, self.causes[first]) if n)
-            raise GenerationError(f"episode {int(self.indices[first])} found no valid grammar in "
-                                  f"{int(self.causes[first].sum())} attempts ({counts})")
+            roles = ", ".join(f"{role}: {self.sampler.variants[v].label}"
+                              for role, v in zip(ROLES, self.variant_numbers[first]))
+            raise GenerationError(f"episode {int(self.indices[first])} ({roles}) found no valid grammar in "
+                                  f"{int(self.causes[first].sum())} attempts ({counts}); widen shape_size or "
+                                  "the transformation parameters")
         return self
 
     @property
