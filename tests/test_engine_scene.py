@@ -124,3 +124,11 @@ def test_run_scene_unknown_token_cannot_apply():
     boxes, pixels = pack([PlacedObject(0, 0, np.array([[1]], np.int8))], 16)
     grid = np.zeros((4, 4), np.int8)
     assert run_scene(np.array([29], np.int64), 4, 4, boxes, pixels, grid) == CANNOT_APPLY
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import cogen.engine.scene
+
+    assert doctest.testmod(cogen.engine.scene).failed == 0
