@@ -1,52 +1,213 @@
-"""Fill the ``{{ placeholder }}`` slots of the dataset-card template from the manifests."""
+"""Fill the ``{{ placeholder }}`` slots of the dataset-card template (``hub_card.md``).
+
+Each placeholder is one function of a :class:`CardContext` (the folder's manifests, the repo id,
+the previews that exist); everything in the card is derived from the manifests, the
+transformation registry and :mod:`cogen.hub.differences`, never typed twice.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["PLACEHOLDERS", "render_body"]
+from cogen.hub._studies import shift_text
 
+__all__ = ["PLACEHOLDERS", "CardContext", "render_body"]
 
-def _configs_table(manifests: dict[str, dict], out_dir: Path) -> str:
-    lines = ["| config | study | " + " | ".join(["train", "validation", "test", "validation_ood", "test_ood"]) + " |",
-             "|---|---|" + "---|" * 5]
-    for name, manifest in manifests.items():
-        rows = [str(manifest["splits"].get(s, {}).get("rows", "–")) for s in
-                ("train", "validation", "test", "validation_ood", "test_ood")]
-        lines.append(f"| `{name}` | {manifest.get('setting', '')} | " + " | ".join(rows) + " |")
-    return "\n".join(lines)
-
-
-def _versions(manifests: dict[str, dict], out_dir: Path) -> str:
-    seen = {}
-    for manifest in manifests.values():
-        seen.setdefault(tuple(sorted(manifest["versions"].items())), []).append(manifest["config"])
-    lines = []
-    for versions, configs in seen.items():
-        text = ", ".join(f"{k} {v}" for k, v in versions)
-        lines.append(f"- {text} ({len(configs)} configs)")
-    return "\n".join(lines) or "- (no configs built yet)"
-
-
-def _first_config(manifests: dict[str, dict], out_dir: Path) -> str:
-    return next(iter(manifests), "C1-1")
-
-
-PLACEHOLDERS = {
-    "configs_table": _configs_table,
-    "versions": _versions,
-    "first_config": _first_config,
+#: Shown in the loading examples until the folder is pushed (``cogen push`` fills in the repo).
+REPO_PLACEHOLDER = "<org>/<name>"
+_SPLIT_ORDER = ("train", "validation", "test", "validation_ood", "test_ood")
+_FAMILY_NAMES = {"cogitao": "COGITAO", "carc": "Compositional-ARC"}
+_COLUMN_NOTES = {
+    "id": "stable sample id: config, split and index",
+    "input": "input grid, true height x width, colours 0-9 (0 = background)",
+    "output": "output grid after the transformations, true height x width",
+    "transformations": "the transformation sequence, applied in order (names of the table below)",
+    "n_objects": "number of objects on the input grid",
+    "object_ids": "object-bank ids of the objects, in placement order",
+    "object_positions": "top-left (row, col) of each object on the input grid",
 }
 
 
-def render_body(template: str, manifests: dict[str, dict], out_dir: Path) -> str:
+@dataclass
+class CardContext:
+    """What the placeholders read: the manifests by config, the folder, the repo id, the previews."""
+
+    manifests: dict[str, dict]
+    out_dir: Path
+    repo_id: str = REPO_PLACEHOLDER
+    previews: dict[str, Path] = field(default_factory=dict)
+
+    def studies(self) -> dict[tuple[str, str], list[str]]:
+        """Configs grouped by (family, study), in card order."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for name, manifest in self.manifests.items():
+            groups.setdefault((manifest.get("family", ""), manifest.get("setting", "")), []).append(name)
+        return groups
+
+    def splits(self) -> list[str]:
+        """Every split name used by some config, the usual five first."""
+        names = {s for m in self.manifests.values() for s in m["splits"]}
+        return [s for s in _SPLIT_ORDER if s in names] + sorted(names - set(_SPLIT_ORDER))
+
+
+def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+    align = align or ["---"] * len(header)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _first_config(ctx: CardContext) -> str:
+    return next(iter(ctx.manifests), "C1-1")
+
+
+def _summary(ctx: CardContext) -> str:
+    rows = sum(v["rows"] for m in ctx.manifests.values() for v in m["splits"].values())
+    size = sum(v["download_bytes"] for m in ctx.manifests.values() for v in m["splits"].values())
+    return (f"This repository holds **{len(ctx.manifests)} configs** from **{len(ctx.studies())} studies**: "
+            f"{rows:,} rows, {size / 1e6:,.1f} MB of Parquet.")
+
+
+def _studies(ctx: CardContext) -> str:
+    lines = []
+    for (family, setting), configs in ctx.studies().items():
+        description = ctx.manifests[configs[0]].get("description", "").strip()
+        span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
+        lines.append(f"- **{setting}** ({_FAMILY_NAMES.get(family, family)}; {len(configs)} configs, "
+                     f"`{span}`): {description}")
+    return "\n".join(lines) or "- (no configs built yet)"
+
+
+def _configs_table(ctx: CardContext) -> str:
+    splits = ctx.splits()
+    rows = []
+    for name, manifest in ctx.manifests.items():
+        sizes = [f"{manifest['splits'][s]['rows']:,}" if s in manifest["splits"] else "–" for s in splits]
+        rows.append([f"`{name}`", manifest.get("setting", ""), shift_text(manifest) or "–", *sizes])
+    return _table(["config", "study", "what changes between in-domain and out-of-domain data", *splits], rows,
+                  ["---", "---", "---"] + ["---:"] * len(splits))
+
+
+def _columns(ctx: CardContext) -> str:
+    seen: dict[tuple, list[str]] = {}
+    for name, manifest in ctx.manifests.items():
+        seen.setdefault(tuple(manifest["columns"].items()), []).append(name)
+    parts = []
+    for columns, configs in seen.items():
+        family = _FAMILY_NAMES.get(ctx.manifests[configs[0]].get("family", ""), "")
+        span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
+        rows = [[f"`{column}`", f"`{type_}`", _COLUMN_NOTES.get(column, "")] for column, type_ in columns]
+        parts.append(f"{family} configs ({len(configs)}, `{span}`):\n\n" + _table(["column", "type", "meaning"], rows))
+    return "\n\n".join(parts)
+
+
+def _previews(ctx: CardContext) -> str:
+    from cogen.hub.preview import grid_columns, preview_splits
+
+    parts = []
+    for (_, setting), configs in ctx.studies().items():
+        images = []
+        for name in configs:
+            path = ctx.previews.get(name)
+            if path is None:
+                continue
+            manifest = ctx.manifests[name]
+            kinds = [kind for kind, *_ in grid_columns(manifest["columns"])]
+            bands = [f"{split} {kind}".strip() for split in preview_splits(manifest) for kind in kinds]
+            images.append(f"**{name}** (rows, top to bottom: {', '.join(bands)}; each input above its output)\n\n"
+                          f"![{name}]({Path(path).relative_to(ctx.out_dir).as_posix()})")
+        if images:
+            parts.append(f"<details><summary>{setting}: {len(images)} previews</summary>\n\n"
+                         + "\n\n".join(images) + "\n\n</details>")
+    return "\n\n".join(parts) or "(no previews)"
+
+
+def _transformations_table(ctx: CardContext) -> str:
+    from cogen.engine.registry import markdown_table
+
+    return markdown_table().rstrip("\n")
+
+
+def _differences(ctx: CardContext) -> str:
+    from cogen.hub.differences import differences_table
+
+    return differences_table().rstrip("\n")
+
+
+def _attempts(stats: dict) -> int:
+    return sum(stats.values()) - stats.get("regenerated", 0)
+
+
+def _statistics(ctx: CardContext) -> str:
+    splits = ctx.splits()
+    rows = []
+    for name, manifest in ctx.manifests.items():
+        cells = []
+        totals: dict[str, int] = {}
+        for split in splits:
+            stats = manifest["splits"].get(split, {}).get("stats") or {}
+            attempts = _attempts(stats)
+            cells.append(f"{stats.get('accepted', 0) / attempts:.0%}" if attempts else "–")
+            for cause, count in stats.items():
+                totals[cause] = totals.get(cause, 0) + count
+        attempts = _attempts(totals)
+        causes = sorted(((c, n) for c, n in totals.items() if c not in ("accepted", "regenerated") and n),
+                        key=lambda item: -item[1])
+        text = ", ".join(f"{cause} {count / attempts:.1%}" for cause, count in causes[:3]) if attempts else ""
+        rows.append([f"`{name}`", *cells, f"{attempts:,}", text or "none", f"{totals.get('regenerated', 0):,}"])
+    return _table(["config", *(f"{s} accepted" for s in splits), "attempts", "main rejection causes (share of attempts)",
+                   "regenerated (dedup)"], rows, ["---"] + ["---:"] * (len(splits) + 1) + ["---", "---:"])
+
+
+def _grouped(ctx: CardContext, key: Callable[[dict], str]) -> list[str]:
+    groups: dict[str, list[str]] = {}
+    for name, manifest in ctx.manifests.items():
+        groups.setdefault(key(manifest), []).append(name)
+    return [f"- {value} ({len(names)} configs: {', '.join(f'`{n}`' for n in names[:3])}"
+            f"{', …' if len(names) > 3 else ''})" for value, names in groups.items()]
+
+
+def _versions(ctx: CardContext) -> str:
+    if not ctx.manifests:
+        return "- (no configs built yet)"
+    lines = ["Libraries that decide the bytes:", ""]
+    lines += _grouped(ctx, lambda m: ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
+    lines += ["", "Object bank (SHA-256 of `bank.bin`):", ""]
+    lines += _grouped(ctx, lambda m: f"`{m.get('bank_sha256', 'unknown')}`")
+    rows = [[f"`{name}`", str(m.get("seed", "")), str(m.get("generator_version", "")), f"`{m.get('fingerprint', '')}`"]
+            for name, m in ctx.manifests.items()]
+    lines += ["", "<details><summary>Config fingerprints (a digest of everything that decides a config's data: "
+              "resolved spec with sizes, seed, generator version, object bank; the full spec is in "
+              "<code>manifests/&lt;config&gt;.json</code>)</summary>", "",
+              _table(["config", "seed", "generator", "fingerprint"], rows), "", "</details>"]
+    return "\n".join(lines)
+
+
+PLACEHOLDERS: dict[str, Callable[[CardContext], str]] = {
+    "repo_id": lambda ctx: ctx.repo_id,
+    "first_config": _first_config,
+    "summary": _summary,
+    "studies": _studies,
+    "configs_table": _configs_table,
+    "columns": _columns,
+    "previews": _previews,
+    "transformations_table": _transformations_table,
+    "differences": _differences,
+    "statistics": _statistics,
+    "versions": _versions,
+}
+
+
+def render_body(template: str, ctx: CardContext) -> str:
     """Replace every ``{{ name }}`` in ``template`` with its generated text."""
 
     def fill(match: re.Match) -> str:
         name = match.group(1)
         if name not in PLACEHOLDERS:
             raise KeyError(f"hub_card.md uses unknown placeholder {{{{ {name} }}}}; known: {', '.join(PLACEHOLDERS)}")
-        return PLACEHOLDERS[name](manifests, out_dir)
+        return PLACEHOLDERS[name](ctx)
 
     return re.sub(r"\{\{\s*(\w+)\s*\}\}", fill, template)

@@ -16,7 +16,7 @@ from cogen._resources import resource_path
 from cogen.build.features import card_features
 from cogen.build.manifest import read_manifests
 
-__all__ = ["card_header", "render_card", "write_card"]
+__all__ = ["CARD_METADATA", "card_header", "render_card", "write_card", "write_previews"]
 
 CARD_METADATA = {
     "license": "apache-2.0",
@@ -53,20 +53,51 @@ def card_header(manifests: dict[str, dict]) -> dict:
     return {**CARD_METADATA, "size_categories": [_size_category(total)], "dataset_info": infos, "configs": configs}
 
 
-def render_card(out_dir: Path) -> str:
-    """The full README.md text for the build folder ``out_dir``."""
-    from cogen.hub.body import render_body
+def render_card(out_dir: Path, repo_id: str | None = None, previews: dict[str, Path] | None = None) -> str:
+    """The full README.md text for the build folder ``out_dir``.
 
+    ``repo_id`` goes into the loading examples (``cogen push`` passes the target repo);
+    ``previews`` maps configs to their preview images, by default the ones already in
+    ``previews/`` (this function draws nothing).
+    """
+    from cogen.hub.body import REPO_PLACEHOLDER, CardContext, render_body
+    from cogen.hub.preview import PREVIEW_DIR
+
+    out_dir = Path(out_dir)
     manifests = read_manifests(out_dir)
+    if previews is None:
+        previews = {name: out_dir / PREVIEW_DIR / f"{name}.png" for name in manifests}
+        previews = {name: path for name, path in previews.items() if path.is_file()}
     header = yaml.safe_dump(card_header(manifests), sort_keys=False, allow_unicode=True, width=120)
     template = resource_path("hub_card.md").read_text(encoding="utf-8")
-    return f"---\n{header}---\n\n{render_body(template, manifests, Path(out_dir))}"
+    context = CardContext(manifests, out_dir, repo_id or REPO_PLACEHOLDER, previews)
+    return f"---\n{header}---\n\n{render_body(template, context)}"
 
 
-def write_card(out_dir: Path) -> Path:
-    """(Re)write ``out_dir/README.md`` atomically from the manifests currently in the folder."""
-    path = Path(out_dir) / "README.md"
+def write_previews(out_dir: Path) -> dict[str, Path]:
+    """Draw the card's preview of every config whose preview is missing or out of date.
+
+    Previews of configs that left the folder are deleted. Returns config -> image path.
+    """
+    from cogen.hub.preview import card_preview, stale_card_previews
+
+    manifests = read_manifests(out_dir)
+    for path in stale_card_previews(out_dir, set(manifests)):
+        path.unlink()
+    previews = {name: card_preview(out_dir, manifest) for name, manifest in manifests.items()}
+    return {name: path for name, path in previews.items() if path is not None}
+
+
+def write_card(out_dir: Path, previews: bool = True) -> Path:
+    """(Re)write ``out_dir/README.md`` atomically from the manifests currently in the folder.
+
+    With ``previews`` (the default) the preview images are brought up to date first, so the
+    README, written last, only ever references complete images.
+    """
+    out_dir = Path(out_dir)
+    drawn = write_previews(out_dir) if previews else None
+    path = out_dir / "README.md"
     temporary = path.with_name(f".README.md.{os.getpid()}.tmp")
-    temporary.write_text(render_card(out_dir), encoding="utf-8")
+    temporary.write_text(render_card(out_dir, previews=drawn), encoding="utf-8")
     os.replace(temporary, path)
     return path

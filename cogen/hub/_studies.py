@@ -1,0 +1,126 @@
+"""What changes between in-domain and out-of-domain data, in a few words, read from a manifest.
+
+Every family writes its own ``spec`` into the manifest; one function per family turns it into a
+short phrase for the dataset card's config table ("grid 10-15 → 16-20", "held-out triplets ...").
+"""
+
+from __future__ import annotations
+
+__all__ = ["SHIFT_TEXT", "shift_text"]
+
+
+def _span(values) -> str:
+    low, high = values
+    return f"{low}" if low == high else f"{low}–{high}"
+
+
+def _grid(grid: dict) -> str:
+    height, width = grid["height"], grid["width"]
+    if height == width:
+        return f"{height[0]}x{height[0]}" if height[0] == height[1] else _span(height)
+    return f"{_span(height)} x {_span(width)}"
+
+
+def _depths(sequences: list) -> str:
+    return _span((min(map(len, sequences)), max(map(len, sequences))))
+
+
+def _sequence_set(sequence_set: dict) -> str:
+    sequences = sequence_set.get("sequences") or []
+    if len(sequences) == 1:
+        return "sequence"
+    if sequences:
+        plural = "s" if len(sequences) > 1 else ""
+        return f"{len(sequences)} sequence{plural} (depth {_depths(sequences)})"
+    pool = sequence_set.get("pool") or []
+    excluded = len(sequence_set.get("exclude") or [])
+    text = f"depth-{sequence_set.get('depth')} sequences over {len(pool)} transformations"
+    return text + (f", {excluded} excluded" if excluded else "")
+
+
+def _listed(sequence_set: dict, limit: int = 2) -> str:
+    sequences = sequence_set.get("sequences") or []
+    if not sequences or len(sequences) > limit:
+        return ""
+    return ": " + ", ".join("`" + " → ".join(s) + "`" for s in sequences)
+
+
+def _property(name: str) -> str:
+    return name.removeprefix("is_shape_").replace("_", " ")
+
+
+def _value(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list) and len(value) == 2:
+        return _span(value)
+    return str(value)
+
+
+def _objects(before: dict, after: dict) -> list[str]:
+    parts = []
+    if before["count"] != after["count"]:
+        parts.append(f"objects per grid {_span(before['count'])} → {_span(after['count'])}")
+    where_before, where_after = dict(before["where"]), dict(after["where"])
+    changed = {name: (where_before.get(name, "any"), where_after.get(name, "any"))
+               for name in sorted(set(where_before) | set(where_after))
+               if where_before.get(name) != where_after.get(name)}
+    if "rows" in changed and changed["rows"] == changed.get("cols"):
+        old, new = changed.pop("rows")
+        changed.pop("cols")
+        parts.append(f"object size {_square(old)} → {_square(new)}")
+    parts += [f"{_property(name)} {_value(old)} → {_value(new)}" for name, (old, new) in changed.items()]
+    return parts
+
+
+def _square(span) -> str:
+    if not isinstance(span, list):
+        return str(span)
+    return "–".join(dict.fromkeys(f"{side}x{side}" for side in span))
+
+
+def cogitao_shift(manifest: dict) -> str:
+    """COGITAO: held-out sequences and/or grid and object changes between the two domains."""
+    spec = manifest.get("spec") or {}
+    inside, outside = spec.get("in_domain"), spec.get("out_of_domain")
+    if not inside:
+        return ""
+    if not outside:
+        return f"no out-of-domain split; {_sequence_set(inside['sequences'])}{_listed(inside['sequences'], 1)}"
+    parts = []
+    if inside["sequences"] != outside["sequences"]:
+        parts.append(f"{_sequence_set(inside['sequences'])} → held out: {_sequence_set(outside['sequences'])}"
+                     f"{_listed(outside['sequences'])}")
+    else:
+        parts.append(f"same {_sequence_set(inside['sequences'])}{_listed(inside['sequences'], 1)}")
+    if inside["grid"] != outside["grid"]:
+        parts.append(f"grid {_grid(inside['grid'])} → {_grid(outside['grid'])}")
+    parts += _objects(inside["objects"], outside["objects"])
+    return "; ".join(parts)
+
+
+def carc_shift(manifest: dict) -> str:
+    """Compositional-ARC: held-out triplets of the systematicity split, or the kind of config."""
+    kind = manifest.get("kind")
+    held_out = manifest.get("held_out_triplets") or []
+    triplets = ", ".join("+".join(t) for t in held_out)
+    if kind == "systematicity":
+        return f"held-out triplets in validation and test: {triplets}"
+    if kind == "3shot":
+        return f"held-out triplets in validation and test: {triplets}; study examples are 3 level-2 shots"
+    if kind == "episodes":
+        return "the whole episode pool, before any split"
+    if kind == "static":
+        return "one fixed grammar (static variant), one example per row"
+    return ""
+
+
+#: Family name -> function(manifest) -> phrase; families without an entry fall back to ``spec.shift``.
+SHIFT_TEXT = {"cogitao": cogitao_shift, "carc": carc_shift}
+
+
+def shift_text(manifest: dict) -> str:
+    """What changes between in-domain and out-of-domain splits of one config."""
+    describe = SHIFT_TEXT.get(manifest.get("family", ""))
+    text = describe(manifest) if describe else ""
+    return text or str((manifest.get("spec") or {}).get("shift", ""))

@@ -1,0 +1,90 @@
+"""Where cogen's data differs, on purpose, from the public reference generators.
+
+One record per difference, written once and rendered wherever it is needed (the dataset card,
+the project documentation), so that a user comparing numbers with the papers knows what changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DIFFERENCES", "Difference", "differences_table"]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One deliberate difference: the family it concerns, the topic, what the reference does, what cogen does."""
+
+    family: str
+    topic: str
+    reference: str
+    cogen: str
+
+
+DIFFERENCES = (
+    Difference("cogitao", "Boxes after half-crops",
+               "`crop_*_side` keeps the whole half-box, empty rows and columns included, so later steps "
+               "anchor, rotate, extend or pad a loose box and shift the pixels; the overlap check can then erase "
+               "pixels of another object",
+               "boxes are always tight and a crop never moves the pixels it keeps"),
+    Difference("cogitao", "`crop_contours`",
+               "the interior is re-anchored by its own tight corner, so it jumps up or left when its first row or "
+               "column is empty (about 13 % of samples)",
+               "the interior stays where it was"),
+    Difference("cogitao", "`fill_holes_different_color`",
+               "paints with the colour of the object's first pixel and adds the new colour to every other "
+               "colour (wrong colours, or a rejection when a value passes 9)",
+               "paints only the hole cells, with (most frequent colour mod 9) + 1; other pixels are untouched"),
+    Difference("cogitao", "Most frequent colour",
+               "ties follow Python's set iteration order, and empty cells of loose boxes are counted",
+               "ties go to the smallest colour; only object pixels count"),
+    Difference("cogitao", "Held-out compositions (C1-2, C1-3, C1-5 and C2 alike)",
+               "one of the two held-out sequences (`change_shape_color`→`pad_right`, `crop_bottom_side`→`rot90`, "
+               "`extend_contours_same_color`→`pad_left`) is also a training sequence",
+               "that sequence is removed from training: no held-out composition is ever trained on"),
+    Difference("cogitao", "CompGen grids (C1, C2)",
+               "15x15", "20x20, as the paper says"),
+    Difference("cogitao", "EnvGen object sizes (G3, G4, G5)",
+               "G3/G5 train on objects of at most 4x4 and test on 6-8; G4 sets no size limit",
+               "the paper's values: at most 5x5 in domain, 6x6 to 10x10 out of domain (G3, G5), smaller than 6x6 "
+               "(G4)"),
+    Difference("cogitao", "Object bank",
+               "not public; its shapes omit diagonal stripes",
+               "built deterministically by cogen from the paper's families, diagonal stripes included; its SHA-256 "
+               "is listed below"),
+    Difference("cogitao", "Samples",
+               "drawn from the reference's own random streams",
+               "each sample is a pure function of (spec, split, index, seed), byte-identical for any number of "
+               "workers; the distributions match the reference, the individual samples do not"),
+    Difference("carc", "Counter-clockwise rotation",
+               "`rotation_type 8` turns clockwise, like type 0",
+               "turns counter-clockwise, as the paper says (`rotation: reference` reproduces the code)"),
+    Difference("carc", "Triplet mix",
+               "every failure restarts the whole episode, so triplets that fail more often are rarer",
+               "an episode's triplet and roles are drawn uniformly once and kept while its grammar is redrawn: "
+               "the mix is balanced"),
+    Difference("carc", "Degenerate examples",
+               "keeps examples whose output equals the input (identity queries in about 2.3 % of episodes, "
+               "colour changes to the current colour in about 2.5 % of primitives)",
+               "rejects them (`degenerate: keep` allows them)"),
+    Difference("carc", "Indicator shapes",
+               "compares the neighbour indicator's shape un-normalised, so the shape indicator can take the same "
+               "shape (about 0.9 % of episodes)",
+               "shapes are compared normalised: the two indicators always differ"),
+    Difference("carc", "Query positions",
+               "draws query positions independently and restarts the episode when two coincide",
+               "draws distinct positions without replacement"),
+    Difference("carc", "Episode contents",
+               "generates 4 examples per kind and 14 queries, and the split drops the surplus",
+               "generates what the splits use: 2 per primitive and level-1 kind, 10 queries, 3 shots"),
+)
+
+
+def differences_table(families: set[str] | None = None) -> str:
+    """The differences of ``families`` (all when ``None``) as a Markdown table."""
+    lines = ["| family | topic | reference implementation | cogen |", "|---|---|---|---|"]
+    names = {"cogitao": "COGITAO", "carc": "Compositional-ARC"}
+    for item in DIFFERENCES:
+        if families is None or item.family in families:
+            lines.append(f"| {names.get(item.family, item.family)} | {item.topic} | {item.reference} | {item.cogen} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,235 @@
+"""Preview images: a few input/output pairs of a built config, drawn with the ARC palette.
+
+A preview is a stack of *bands*, one per (split, kind of example): each band shows pairs side
+by side, the input above its output with a small arrow between them. COGITAO rows hold one pair
+(``input``/``output``); episodic rows (Compositional-ARC) hold lists of pairs (``study_inputs``/
+``study_outputs``, ``query_inputs``/...), which become one band per kind. Which columns are grids
+is read from the manifest's column types, so a new family needs no code here.
+
+Card previews (``previews/<config>.png``) carry a stamp (config fingerprint, splits, count,
+renderer version) and are redrawn only when it changes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cogen.hub._png import encode_png, read_png_text, write_png_atomic
+from cogen.palette import ARC_RGB
+
+__all__ = ["PREVIEW_DIR", "Band", "Preview", "card_preview", "draw_bands", "grid_columns", "preview_splits",
+           "read_bands", "render_config", "render_preview", "stale_card_previews"]
+
+PREVIEW_DIR = "previews"
+#: Bump when the drawing changes, so that card previews are redrawn.
+RENDERER_VERSION = 1
+CARD_PAIRS = 6
+_PAGE, _LINE, _MARK = 10, 11, 12  # palette indices after the ten ARC colours
+_PALETTE = list(ARC_RGB) + [(255, 255, 255), (85, 85, 85), (160, 160, 160)]
+_MARGIN = 8
+_GRID_PX = 100  # target drawn size of the largest grid side
+
+
+@dataclass(frozen=True)
+class Band:
+    """One row of a preview: ``label`` (e.g. ``"test_ood"``, ``"train study"``) and its pairs."""
+
+    label: str
+    pairs: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A written preview image and the labels of its bands, top to bottom."""
+
+    path: Path
+    labels: tuple[str, ...]
+
+
+def grid_columns(columns: dict[str, str]) -> list[tuple[str, str, str, bool]]:
+    """``(kind, input column, output column, many)`` for every input/output pair of grid columns.
+
+    ``input``/``output`` (``list<list<int8>>``) give one pair per row and kind ``""``;
+    ``<kind>_inputs``/``<kind>_outputs`` (``list<list<list<int8>>>``) give several.
+    """
+    found = []
+    for name, type_ in columns.items():
+        for suffix, many, grid_type in (("input", False, "list<list<int8>>"), ("inputs", True, "list<list<list<int8>>>")):
+            partner = name[: -len(suffix)] + suffix.replace("input", "output")
+            if name.endswith(suffix) and type_ == grid_type and columns.get(partner) == grid_type:
+                found.append((name[: -len(suffix)].rstrip("_"), name, partner, many))
+    return found
+
+
+def preview_splits(manifest: dict) -> tuple[str, ...]:
+    """The splits a card preview shows: the first (training) split and the out-of-domain one.
+
+    The out-of-domain split is ``test_ood`` when there is one, else the last split (for
+    Compositional-ARC, ``test`` holds the held-out triplets).
+    """
+    splits = [s for s, info in manifest["splits"].items() if info["rows"]]
+    if not splits:
+        return ()
+    ood = "test_ood" if "test_ood" in splits else splits[-1]
+    return tuple(dict.fromkeys([splits[0], ood]))
+
+
+def read_bands(out_dir: Path, manifest: dict, split: str, n: int) -> list[Band]:
+    """The first ``n`` pairs of each kind in ``split`` of a built config."""
+    import pyarrow.parquet as pq
+
+    info = manifest["splits"].get(split)
+    kinds = grid_columns(manifest["columns"])
+    if not info or not info["files"] or not kinds or n < 1:
+        return []
+    columns = [c for _, inp, out, _ in kinds for c in (inp, out)]
+    batch = next(pq.ParquetFile(Path(out_dir) / info["files"][0]).iter_batches(batch_size=n, columns=columns), None)
+    rows = batch.to_pylist() if batch is not None else []
+    bands = []
+    for kind, inp, out, many in kinds:
+        pairs = [(a, b) for row in rows for a, b in (zip(row[inp], row[out]) if many else [(row[inp], row[out])])]
+        pairs = tuple((np.array(a, np.int8), np.array(b, np.int8)) for a, b in pairs[:n])
+        if pairs:
+            bands.append(Band(f"{split} {kind}".strip(), pairs))
+    return bands
+
+
+def _cell_size(bands: list[Band]) -> int:
+    side = max(max(g.shape) for band in bands for pair in band.pairs for g in pair)
+    return int(np.clip(_GRID_PX // max(side, 1), 3, 16))
+
+
+def _draw_grid(grid: np.ndarray, cell: int) -> np.ndarray:
+    """Palette indices of one grid: ``cell``-pixel squares separated by 1-pixel lines."""
+    if grid.ndim != 2 or grid.size == 0:
+        return np.full((1, 1), _LINE, np.uint8)
+    step = cell + 1
+    rows, cols = np.arange(grid.shape[0] * step + 1), np.arange(grid.shape[1] * step + 1)
+    image = grid.astype(np.uint8)[np.minimum(rows // step, grid.shape[0] - 1)][:, np.minimum(cols // step, grid.shape[1] - 1)]
+    image[rows % step == 0, :] = _LINE
+    image[:, cols % step == 0] = _LINE
+    return image
+
+
+def _arrow(width: int, height: int) -> np.ndarray:
+    """A small downward-pointing triangle centred in a ``height x width`` page-coloured box."""
+    box = np.full((height, width), _PAGE, np.uint8)
+    size = max(2, height // 2)
+    top, centre = (height - size) // 2, width // 2
+    for step in range(size):
+        half = size - 1 - step
+        box[top + step, max(0, centre - half): centre + half + 1] = _MARK
+    return box
+
+
+def _paste(canvas: np.ndarray, image: np.ndarray, top: int, left: int) -> None:
+    canvas[top: top + image.shape[0], left: left + image.shape[1]] = image
+
+
+def _draw_band(band: Band, cell: int) -> np.ndarray:
+    drawn = [(_draw_grid(a, cell), _draw_grid(b, cell)) for a, b in band.pairs]
+    widths = [max(a.shape[1], b.shape[1]) for a, b in drawn]
+    top_height = max(a.shape[0] for a, _ in drawn)
+    gap = max(8, 2 * cell)
+    height = top_height + gap + max(b.shape[0] for _, b in drawn)
+    canvas = np.full((height, sum(widths) + _MARGIN * (len(widths) - 1)), _PAGE, np.uint8)
+    left = 0
+    for (a, b), width in zip(drawn, widths):
+        _paste(canvas, a, 0, left)
+        _paste(canvas, _arrow(width, gap), top_height, left)
+        _paste(canvas, b, top_height + gap, left)
+        left += width + _MARGIN
+    return canvas
+
+
+def draw_bands(bands: list[Band], cell: int | None = None) -> np.ndarray:
+    """Palette indices of the whole preview: bands stacked top to bottom, separated by a rule."""
+    if not bands:
+        raise ValueError("nothing to draw: no band holds a pair")
+    cell = cell or _cell_size(bands)
+    images = [_draw_band(band, cell) for band in bands]
+    width = max(i.shape[1] for i in images) + 2 * _MARGIN
+    parts = []
+    for position, image in enumerate(images):
+        if position:
+            rule = np.full((2 * _MARGIN + 1, width), _PAGE, np.uint8)
+            rule[_MARGIN, _MARGIN: width - _MARGIN] = _MARK
+            parts.append(rule)
+        row = np.full((image.shape[0], width), _PAGE, np.uint8)
+        _paste(row, image, 0, _MARGIN)
+        parts.append(row)
+    page = np.vstack(parts)
+    return np.pad(page, ((_MARGIN, _MARGIN), (0, 0)), constant_values=_PAGE)
+
+
+def render_preview(out_dir: Path, manifest: dict, splits: tuple[str, ...], n: int, path: Path,
+                   cell: int | None = None, stamp: dict | None = None) -> Preview | None:
+    """Draw the first ``n`` pairs of each split (and kind) of a config into the PNG ``path``.
+
+    Returns ``None`` (and writes nothing) when the splits hold no input/output grids.
+    """
+    bands = [band for split in splits for band in read_bands(out_dir, manifest, split, n)]
+    if not bands:
+        return None
+    text = {"cogen": json.dumps(stamp, sort_keys=True)} if stamp else None
+    write_png_atomic(path, encode_png(draw_bands(bands, cell), _PALETTE, text))
+    return Preview(Path(path), tuple(band.label for band in bands))
+
+
+def render_config(out_dir: Path, configs: list[str] | None, split: str | None, n: int, folder: Path,
+                  cell: int | None = None) -> list[Preview]:
+    """``cogen render``: draw ``n`` pairs of ``split`` of each config into ``folder/<config>-<split>.png``.
+
+    ``configs=None`` draws every config; ``split=None`` picks ``test_ood``, else the last split.
+    """
+    from cogen.build.manifest import read_manifests
+    from cogen.errors import BuildError, UnknownNameError
+
+    manifests = read_manifests(Path(out_dir))
+    if not manifests:
+        raise BuildError(f"{out_dir} holds no manifests/*.json: it is not a cogen build folder")
+    previews = []
+    for name in configs or list(manifests):
+        if name not in manifests:
+            raise UnknownNameError("config", name, manifests)
+        manifest = manifests[name]
+        chosen = split or ("test_ood" if "test_ood" in manifest["splits"] else list(manifest["splits"])[-1])
+        if chosen not in manifest["splits"]:
+            raise UnknownNameError(f"split of {name}", chosen, manifest["splits"])
+        preview = render_preview(out_dir, manifest, (chosen,), n, Path(folder) / f"{name}-{chosen}.png", cell)
+        if preview is not None:
+            previews.append(preview)
+    return previews
+
+
+def _card_stamp(manifest: dict, splits: tuple[str, ...]) -> dict:
+    return {"config": manifest["config"], "fingerprint": manifest.get("fingerprint"), "splits": list(splits),
+            "pairs": CARD_PAIRS, "renderer": RENDERER_VERSION}
+
+
+def card_preview(out_dir: Path, manifest: dict) -> Path | None:
+    """``previews/<config>.png`` for the dataset card, redrawn only if its stamp is out of date."""
+    splits = preview_splits(manifest)
+    path = Path(out_dir) / PREVIEW_DIR / f"{manifest['config']}.png"
+    stamp = _card_stamp(manifest, splits)
+    if path.is_file() and read_png_text(path).get("cogen") == json.dumps(stamp, sort_keys=True):
+        return path
+    preview = render_preview(out_dir, manifest, splits, CARD_PAIRS, path, stamp=stamp)
+    if preview is None:
+        path.unlink(missing_ok=True)
+    return preview.path if preview else None
+
+
+def stale_card_previews(out_dir: Path, configs: set[str]) -> list[Path]:
+    """Card previews (they carry a stamp) of configs that are no longer in the folder."""
+    folder = Path(out_dir) / PREVIEW_DIR
+    stale = []
+    for path in sorted(folder.glob("*.png")) if folder.is_dir() else ():
+        stamp = read_png_text(path).get("cogen")
+        if stamp and json.loads(stamp).get("config") not in configs:
+            stale.append(path)
+    return stale
