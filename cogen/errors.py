@@ -12,6 +12,7 @@ __all__ = [
     "BankError",
     "BuildError",
     "CogenError",
+    "DataError",
     "EvalError",
     "GenerationError",
     "PlacementError",
@@ -76,6 +77,10 @@ class BuildError(CogenError):
 
 class PublishError(CogenError):
     """Publishing to a Hugging Face Hub failed; nothing was half-published."""
+
+
+class DataError(CogenError, ValueError):
+    """A dataset split cannot be loaded or turned into arrays (missing column, grid larger than the padding)."""
 
 
 class EvalError(CogenError):

@@ -1,0 +1,18 @@
+"""Loaders for training: a split as padded NumPy arrays, task-code tokens, a DataLoader collate.
+
+NumPy only at import; pyarrow and ``datasets`` are imported when a split is read, torch only
+when :class:`Collate` makes tensors.
+
+* :func:`split_arrays`  a split (``Dataset``, build folder, Hub repo) -> dict of padded arrays
+* :func:`task_tokens`   transformation sequences -> ``(n, 4)`` token ids, identity-padded
+* :func:`pad_grids`     a list of grids -> ``(n, H, W)`` int8 and their true shapes
+* :class:`Collate`      ``collate_fn`` for ``torch.utils.data.DataLoader``
+* :func:`load_split`    a split as a ``datasets.Dataset`` from any of the sources above
+"""
+
+from cogen.io.arrays import DEPTH, PAD_VALUE, pad_grids, split_arrays, table_arrays, task_tokens
+from cogen.io.collate import Collate
+from cogen.io.source import load_split, split_table
+
+__all__ = ["DEPTH", "PAD_VALUE", "Collate", "load_split", "pad_grids", "split_arrays", "split_table", "table_arrays",
+           "task_tokens"]
