@@ -17,7 +17,7 @@ import numpy as np
 from cogen._jit import kernel
 from cogen.engine._kernels import render_scene, run_scene
 
-ENGINE_KERNELS_SHA256 = "d9b35b0d63b0966821e364846ab8a1845d2af65a66ec6093cc6b16106fd720d1"
+ENGINE_KERNELS_SHA256 = "cd77d4d4bf8738a3e75e7c1ab1096ae6819de2c381c3f3ef036c04de947f7c97"
 
 # Rejection causes, in the order of the counts the kernels return.
 CAUSES = ("accepted", "no_room", "cannot_apply", "out_of_grid", "overlap", "no_objects")
