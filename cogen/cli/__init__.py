@@ -44,6 +44,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "build",
     "evaluate",
     "prompts",
+    "hub",
 )
 
 for _name in _COMMAND_MODULES:

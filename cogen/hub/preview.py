@@ -186,12 +186,10 @@ def render_config(out_dir: Path, configs: list[str] | None, split: str | None, n
 
     ``configs=None`` draws every config; ``split=None`` picks ``test_ood``, else the last split.
     """
-    from cogen.build.manifest import read_manifests
-    from cogen.errors import BuildError, UnknownNameError
+    from cogen.errors import UnknownNameError
+    from cogen.hub._folder import folder_manifests
 
-    manifests = read_manifests(Path(out_dir))
-    if not manifests:
-        raise BuildError(f"{out_dir} holds no manifests/*.json: it is not a cogen build folder")
+    manifests = folder_manifests(out_dir)
     previews = []
     for name in configs or list(manifests):
         if name not in manifests:

@@ -1,0 +1,113 @@
+"""``cogen push``, ``cogen merge``, ``cogen render`` and ``cogen card``: publishing a build folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cogen.cli import _console
+
+
+def register(app: typer.Typer) -> None:
+    """Add the publishing commands to ``app``."""
+    app.command("push")(push)
+    app.command("merge")(merge)
+    app.command("render")(render)
+    app.command("card")(card)
+
+
+def _size(num_bytes: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if num_bytes < 1000 or unit == "GB":
+            return f"{num_bytes:,.0f} {unit}" if unit == "B" else f"{num_bytes:,.1f} {unit}"
+        num_bytes /= 1000
+    return f"{num_bytes:,.1f} GB"
+
+
+def push(
+    folder: Annotated[Path, typer.Argument(help="A folder written by `cogen build` or `cogen merge`.")],
+    repo: Annotated[str, typer.Option("--repo", "-r", help="Dataset repo id, owner/name (created if needed).")],
+    private: Annotated[bool, typer.Option("--private", help="Create the repo private (if it does not exist).")] = False,
+    token: Annotated[str | None, typer.Option(help="Hub token (default: HF_TOKEN or the saved login).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be uploaded; no network.")] = False,
+    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run `cogen verify` (no regeneration) first.")] = True,
+    message: Annotated[str | None, typer.Option("--message", "-m", help="Commit message.")] = None,
+) -> None:
+    """Publish a build folder to a Hugging Face dataset repo in one commit (honours HF_ENDPOINT, HF_TOKEN)."""
+    from cogen.hub.publish import MANAGED_FOLDERS
+    from cogen.hub.publish import push as run_push
+
+    result = run_push(folder, repo, token=token, private=private, dry_run=dry_run, verify=verify,
+                      commit_message=message)
+    plan = result.plan
+    if dry_run:
+        _print_plan(plan)
+        _console.out.print(f"dry run: would upload {len(plan.files)} files ({_size(plan.total_bytes)}) to {repo} in "
+                           f"one commit, and delete remote files under {', '.join(MANAGED_FOLDERS)} that are not listed")
+        return
+    _console.out.print(f"pushed {len(plan.files)} files ({_size(plan.total_bytes)}), {len(plan.configs)} configs "
+                       f"to {repo} in one commit ({result.seconds:.1f} s)"
+                       + (f"; deleted {len(result.deleted)} stale files" if result.deleted else ""))
+    _console.out.print(f"commit: {result.commit_url}")
+    _console.out.print(f'load with: datasets.load_dataset("{repo}", "{next(iter(plan.configs))}")')
+
+
+def _print_plan(plan) -> None:
+    from rich.table import Table
+
+    configs = Table(title=f"{len(plan.configs)} configs", title_justify="left")
+    splits = list(dict.fromkeys(s for sizes in plan.configs.values() for s in sizes))
+    for column in ("config", *splits):
+        configs.add_column(column, justify="left" if column == "config" else "right")
+    for name, sizes in plan.configs.items():
+        configs.add_row(name, *(f"{sizes[s]:,}" if s in sizes else "–" for s in splits))
+    _console.out.print(configs)
+    files = Table(title=f"{len(plan.files)} files, {_size(plan.total_bytes)}", title_justify="left")
+    files.add_column("path")
+    files.add_column("size", justify="right")
+    for file in plan.files:
+        files.add_row(file.path, _size(file.size))
+    _console.out.print(files)
+
+
+def merge(
+    sources: Annotated[list[Path], typer.Argument(help="Build folders to merge.")],
+    into: Annotated[Path, typer.Option("--into", "-o", help="Destination folder (created, or updated in place).")],
+    link: Annotated[bool, typer.Option("--link", help="Hard-link shards instead of copying them.")] = False,
+) -> None:
+    """Merge build folders into one Hub-ready folder with one dataset card listing every config."""
+    from cogen.hub.merging import merge as run_merge
+
+    report = run_merge(sources, into, link=link)
+    for label, names in (("added", report.added), ("replaced", report.replaced), ("unchanged", report.unchanged)):
+        if names:
+            _console.out.print(f"{label} ({len(names)}): {', '.join(names)}")
+    _console.out.print(f"merged into {report.into} in {report.seconds:.1f} s; check with `cogen verify {report.into}`")
+
+
+def render(
+    folder: Annotated[Path, typer.Argument(help="A folder written by `cogen build` or `cogen merge`.")],
+    config: Annotated[str | None, typer.Option("--config", "-c", help="Comma-separated configs (default: all).")] = None,
+    split: Annotated[str | None, typer.Option(help="Split to draw (default: test_ood, else the last split).")] = None,
+    n: Annotated[int, typer.Option("-n", min=1, help="Pairs (of each kind) to draw.")] = 8,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the PNG files.")] = Path("previews"),
+    cell: Annotated[int | None, typer.Option(min=1, help="Pixels per grid cell (default: fit ~100 px a grid).")] = None,
+) -> None:
+    """Draw input/output pairs of built data as PNG images with the ARC colours (<config>-<split>.png)."""
+    from cogen.hub.preview import render_config
+
+    names = [name.strip() for name in config.split(",") if name.strip()] if config else None
+    for preview in render_config(folder, names, split, n, out, cell):
+        _console.out.print(f"{preview.path}  ({', '.join(preview.labels)})")
+
+
+def card(
+    folder: Annotated[Path, typer.Argument(help="A folder written by `cogen build` or `cogen merge`.")],
+    previews: Annotated[bool, typer.Option("--previews/--no-previews", help="Bring preview images up to date.")] = True,
+) -> None:
+    """Rewrite the dataset card (README.md) and its preview images from the folder's manifests."""
+    from cogen.hub.card import write_card
+
+    _console.out.print(f"wrote {write_card(folder, previews=previews)}")

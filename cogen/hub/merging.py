@@ -1,0 +1,139 @@
+"""Merge several build folders into one Hub-ready folder (``cogen merge SRC... --into DST``).
+
+A config is the unit of merging: its ``data/<config>/`` folder and ``manifests/<config>.json``
+are copied from the source that holds it; configs already in the destination and absent from
+the sources are kept. Conflicts are refused before anything is touched: the same config in two
+sources with different contents, a source that is not a complete build folder, a source whose
+files do not match its manifest.
+
+The destination never looks complete while it is being changed: its README goes first, each
+config's manifest is removed before its files change and written back after them, and the
+README (with the previews) is rewritten last from every manifest present.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cogen.build.manifest import manifest_path, read_manifests, write_json_atomic
+from cogen.errors import BuildError
+from cogen.hub._folder import folder_manifests
+
+__all__ = ["MergeReport", "merge"]
+
+
+@dataclass
+class MergeReport:
+    """What a merge did: configs added, replaced and already up to date, and where each came from."""
+
+    into: Path
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    sources: dict[str, Path] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _same_content(a: dict, b: dict) -> bool:
+    """Two manifests describe the same bytes: same fingerprint, same files, same sizes."""
+    def files(m: dict) -> dict:
+        return {s: (v["files"], v["rows"], v["download_bytes"]) for s, v in m["splits"].items()}
+
+    return a.get("fingerprint") == b.get("fingerprint") and files(a) == files(b)
+
+
+def _file_problem(folder: Path, manifest: dict) -> str | None:
+    """Why the files of a config do not match its manifest (cheap: existence and sizes, no reading)."""
+    for split, info in manifest["splits"].items():
+        missing = [f for f in info["files"] if not (folder / f).is_file()]
+        if missing:
+            return f"config {manifest['config']} lacks {missing[0]}"
+        size = sum((folder / f).stat().st_size for f in info["files"])
+        if size != info["download_bytes"]:
+            return (f"the {split} files of config {manifest['config']} hold {size} bytes, its manifest says "
+                    f"{info['download_bytes']}")
+    return None
+
+
+def _plan(sources: list[Path]) -> dict[str, tuple[Path, dict]]:
+    """config -> (source folder, manifest); refuses a config that two sources hold differently."""
+    chosen: dict[str, tuple[Path, dict]] = {}
+    for source in dict.fromkeys(s.resolve() for s in sources):
+        for name, manifest in folder_manifests(source).items():
+            if name in chosen and not _same_content(chosen[name][1], manifest):
+                other, first = chosen[name]
+                raise BuildError(
+                    f"config {name} is in {other} (fingerprint {str(first.get('fingerprint'))[:12]}) and in {source} "
+                    f"(fingerprint {str(manifest.get('fingerprint'))[:12]}) with different contents; merge only one "
+                    "of them, or rebuild them with the same spec, seed and --scale")
+            chosen.setdefault(name, (source, manifest))
+            problem = _file_problem(source, manifest)
+            if problem:
+                raise BuildError(f"{source}: {problem}; rebuild it before merging")
+    return chosen
+
+
+def _copy(source: Path, target: Path, link: bool) -> None:
+    if link:
+        try:
+            os.link(source, target)
+            return
+        except OSError:  # another file system: fall back to copying
+            pass
+    shutil.copyfile(source, target)
+
+
+def _install_config(source: Path, into: Path, manifest: dict, link: bool) -> None:
+    """Copy one config's files into ``into`` via a staging folder swapped in by renames."""
+    name = manifest["config"]
+    data = into / "data"
+    staging, old = data / f".{name}.merging", data / f".{name}.replaced"
+    for leftover in (staging, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for info in manifest["splits"].values():
+        for file in info["files"]:
+            _copy(source / file, staging / Path(file).name, link)
+    target = data / name
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def merge(sources: list[str | Path], into: str | Path, *, link: bool = False) -> MergeReport:
+    """Merge the configs of the build folders ``sources`` into the folder ``into``.
+
+    Configs of ``into`` that no source holds are kept; a config that a source holds replaces the
+    one in ``into`` (it is left alone when its contents are already the same). ``link`` hard-links
+    shard files instead of copying them (shards are never modified in place, only replaced).
+    Raises :class:`cogen.errors.BuildError` on conflicting or incomplete sources, before any change.
+    """
+    started = time.perf_counter()
+    into = Path(into)
+    if into.exists() and not into.is_dir():
+        raise BuildError(f"{into} exists and is not a folder; choose another --into")
+    if not sources:
+        raise BuildError("nothing to merge: name at least one build folder")
+    plan = _plan([Path(s) for s in sources])
+    into.mkdir(parents=True, exist_ok=True)
+    existing = read_manifests(into)
+    report = MergeReport(into, sources={name: source for name, (source, _) in plan.items()})
+    (into / "README.md").unlink(missing_ok=True)  # the folder is incomplete until the card is rewritten
+    for name, (source, manifest) in plan.items():
+        if name in existing and _same_content(existing[name], manifest) and not _file_problem(into, manifest):
+            report.unchanged.append(name)
+            continue
+        (report.replaced if name in existing else report.added).append(name)
+        manifest_path(into, name).unlink(missing_ok=True)
+        _install_config(source, into, manifest, link)
+        write_json_atomic(manifest_path(into, name), manifest)
+    from cogen.hub.card import write_card
+
+    write_card(into)
+    report.seconds = time.perf_counter() - started
+    return report

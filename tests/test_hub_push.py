@@ -1,0 +1,160 @@
+"""cogen push against a loopback Hub: one commit, loads back row for row, clean failures, dry runs offline."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cogen.build import build
+from cogen.build.manifest import read_manifests
+from cogen.errors import PublishError
+from cogen.hub.publish import hub_settings, push
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # inside the HTTP client library
+
+
+def local_rows(folder: Path, config: str, split: str) -> list[dict]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    files = read_manifests(folder)[config]["splits"][split]["files"]
+    return pa.concat_tables([pq.read_table(folder / f) for f in files]).to_pylist()
+
+
+def test_push_with_the_cli_then_load_dataset_gives_back_every_row(small_build, fake_hub, tmp_path):
+    import datasets
+
+    env = {**os.environ, "HF_ENDPOINT": fake_hub.url, "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_XET": "1",
+           "HF_TOKEN": "hf_test", "HF_HOME": str(tmp_path / "home")}
+    result = subprocess.run([sys.executable, "-m", "cogen", "push", str(small_build), "--repo", "org/cogitao"],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "in one commit" in result.stdout
+    repo = fake_hub.repo("org/cogitao")
+    assert len(repo.commits) == 1
+    pushed = sorted(repo.files)
+    assert "README.md" in pushed and "previews/C1-1.png" in pushed and "manifests/G2-1.json" in pushed
+    assert 'load_dataset("org/cogitao", "C1-1")' in repo.files["README.md"].decode()
+
+    assert datasets.get_dataset_config_names("org/cogitao") == ["C1-1", "C1-2", "G2-1"]
+    loaded = datasets.load_dataset("org/cogitao", "C1-1")
+    manifest = read_manifests(small_build)["C1-1"]
+    assert list(loaded) == list(manifest["splits"])
+    for split, dataset in loaded.items():
+        assert dataset.to_list() == local_rows(small_build, "C1-1", split), split
+        assert list(dataset.features) == list(manifest["columns"])
+
+
+def test_the_training_loaders_read_a_hub_repo(small_build, fake_hub):
+    from cogen.io import split_arrays
+
+    push(small_build, "org/cogitao", token="hf_test")
+    from_hub = split_arrays("org/cogitao", "G2-1", "test_ood", size=20)
+    from_folder = split_arrays(small_build, "G2-1", "test_ood", size=20)
+    assert from_hub.keys() == from_folder.keys()
+    assert all((from_hub[k] == from_folder[k]).all() for k in from_hub)
+
+
+def test_a_replaced_config_leaves_no_stale_shard_on_the_hub(small_build, fake_hub, tmp_path):
+    import datasets
+
+    folder = tmp_path / "folder"
+    shutil.copytree(small_build, folder)
+    push(folder, "org/cogitao", token="hf_test")
+    build("c1", folder, scale=0.002, workers=1, only=["C1-1"], rows_per_shard=80)  # 200 rows in 3 shards
+    result = push(folder, "org/cogitao", token="hf_test")
+    repo = fake_hub.repo("org/cogitao")
+    assert len(repo.commits) == 2
+    assert result.deleted == ["data/C1-1/train-00000-of-00001.parquet"]
+    assert sorted(p for p in repo.files if p.startswith("data/C1-1/train")) == [
+        f"data/C1-1/train-0000{i}-of-00003.parquet" for i in range(3)]
+    assert datasets.load_dataset("org/cogitao", "C1-1", split="train").num_rows == 200
+
+
+def test_a_failed_upload_publishes_nothing(small_build, fake_hub):
+    push(small_build, "org/cogitao", token="hf_test", verify=False)
+    before = dict(fake_hub.repo("org/cogitao").files)
+    fake_hub.failures["PUT /__lfs__"] = 400  # a client error: no retries with back-off
+    fake_hub.lfs.clear()  # every shard must be uploaded again, and the upload fails
+    with pytest.raises(PublishError, match=r"Error while uploading 'data/.*answered 400.*Nothing was published"):
+        push(small_build, "org/cogitao", token="hf_test", verify=False)
+    repo = fake_hub.repo("org/cogitao")
+    assert len(repo.commits) == 1 and repo.files == before
+
+
+def test_a_missing_token_fails_before_any_request(small_build, fake_hub):
+    with pytest.raises(PublishError, match="no Hugging Face token"):
+        push(small_build, "org/cogitao")
+    assert fake_hub.log == [] and fake_hub.repos == {}
+
+
+def test_a_read_only_or_unknown_token_is_refused(small_build, fake_hub):
+    fake_hub.tokens = {"hf_read": "read"}
+    with pytest.raises(PublishError, match=r"refused access to org/cogitao \(403\)"):
+        push(small_build, "org/cogitao", token="hf_read", verify=False)
+    with pytest.raises(PublishError, match=r"rejected the token \(401\)"):
+        push(small_build, "org/cogitao", token="hf_nobody", verify=False)
+    assert fake_hub.repos == {}
+
+
+def test_an_unreachable_hub_is_a_clear_error(small_build, fake_hub, monkeypatch):
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    with pytest.raises(PublishError, match=f"cannot reach the Hub at http://127.0.0.1:{port}"):
+        push(small_build, "org/cogitao", token="hf_test", verify=False)
+
+
+def test_push_refuses_a_folder_that_fails_verification(small_build, fake_hub, tmp_path):
+    folder = tmp_path / "folder"
+    shutil.copytree(small_build, folder)
+    (folder / "README.md").unlink()  # what an interrupted merge leaves
+    with pytest.raises(PublishError, match="fails `cogen verify`.*README.md is missing"):
+        push(folder, "org/cogitao", token="hf_test")
+    with pytest.raises(PublishError, match="not a Hub repo id"):
+        push(small_build, "cogitao", token="hf_test")
+    assert fake_hub.log == []
+
+
+def test_dry_run_lists_files_sizes_and_configs_without_the_network(small_build, monkeypatch):
+    from cogen.cli import app
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("a dry run opened a connection")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    result = CliRunner().invoke(app, ["push", str(small_build), "--repo", "org/cogitao", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    for path in ("README.md", "manifests/C1-1.json", "data/G2-1/train-00000-of-00001.parquet", "previews/C1-2.png"):
+        assert path in result.stdout
+    assert "3 configs" in result.stdout and "would upload" in result.stdout
+    assert "C1-1 │   200 │" in result.stdout.replace("  ", " ") or "200" in result.stdout
+
+
+def test_settings_follow_the_environment_of_now(monkeypatch):
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", "https://stale.example")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:1/")
+    monkeypatch.setenv("HF_TOKEN", "hf_from_env")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    settings = hub_settings()
+    assert (settings.endpoint, settings.token, settings.offline) == ("http://127.0.0.1:1", "hf_from_env", False)
+    assert hub_settings(token="hf_arg", endpoint="http://x").token == "hf_arg"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert hub_settings().offline
+
+
+def test_offline_mode_refuses_to_push(small_build, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(PublishError, match="HF_HUB_OFFLINE is set"):
+        push(small_build, "org/cogitao", token="hf_test", verify=False)
