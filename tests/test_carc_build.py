@@ -137,6 +137,7 @@ def test_extended_spec_builds_and_verifies_through_the_cli(tmp_path):
     assert "carc-extended-systematicity-1860" in result.stdout
     result = runner.invoke(app, ["verify", str(out), "--shards", "1"])
     assert result.exit_code == 0, result.output
-    rows = pq.read_table(out / "data/carc-extended-episodes/train-00000-of-00001.parquet", columns=["transformation_kwargs"])
+    shard = out / "data/carc-extended-episodes/train-00000-of-00001.parquet"
+    rows = pq.read_table(shard, columns=["transformation_kwargs"])
     kwargs = {k for row in rows.column(0).to_pylist() for k in row}
     assert '{"direction": "+y"}' in kwargs and any('"step_size": -2' in k for k in kwargs)

@@ -53,13 +53,15 @@ def test_encoder_sequences(study, expected):
 
 
 def test_rows_with_different_counts_are_refused():
-    rows = {"study_inputs": [np.zeros((2, 10, 10)), np.zeros((3, 10, 10))], "study_outputs": [np.zeros((2, 10, 10))] * 2,
+    rows = {"study_inputs": [np.zeros((2, 10, 10)), np.zeros((3, 10, 10))],
+            "study_outputs": [np.zeros((2, 10, 10))] * 2,
             "query_inputs": [np.zeros((1, 10, 10))] * 2, "query_outputs": [np.zeros((1, 10, 10))] * 2}
     with pytest.raises(ValueError, match="MLC layout"):
         mlc.mlc_arrays(rows)
 
 
 def test_the_module_imports_numpy_only():
-    code = "import sys, cogen.carc.mlc; print(' '.join(m for m in ('torch', 'numba', 'pyarrow', 'datasets') if m in sys.modules))"
+    code = ("import sys, cogen.carc.mlc; "
+            "print(' '.join(m for m in ('torch', 'numba', 'pyarrow', 'datasets') if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert loaded == []

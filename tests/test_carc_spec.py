@@ -39,8 +39,8 @@ def test_both_packaged_specs_exist_with_paper_sizes():
         setting = load_spec(name)
         assert isinstance(setting, CarcSetting) and setting.episodes == 100_000
         assert setting.split.seeds == (1860, 1870, 1880, 1890) and setting.split.held_out == 2
-        assert (setting.layout.primitives, setting.layout.compositions, setting.layout.queries, setting.layout.shots) == \
-            (2, 2, 10, 3)
+        layout = setting.layout
+        assert (layout.primitives, layout.compositions, layout.queries, layout.shots) == (2, 2, 10, 3)
         assert setting.rotation == "paper" and setting.degenerate == "reject"
 
 
@@ -54,7 +54,8 @@ def test_config_names():
 def test_parameter_sets_match_the_paper():
     variants = {v.label for v in load_spec("carc").variants()}
     assert variants == {"translation direction_x step_size_1", "translation direction_y step_size_1",
-                        "mirror direction_x", "mirror direction_y", "rotation rotation_type_0", "rotation rotation_type_8",
+                        "mirror direction_x", "mirror direction_y",
+                        "rotation rotation_type_0", "rotation rotation_type_8",
                         "set_color new_color_1", "set_color new_color_2", "grow direction_-x", "grow direction_-y"}
     extended = load_spec("carc_extended").variants()
     assert sum(v.name == "translation" for v in extended) == 8 and sum(v.name == "grow" for v in extended) == 4

@@ -65,7 +65,8 @@ def test_the_split_holds_out_whole_triplets_and_halves_the_evaluation_pool():
 
 
 def test_min_label_count_drops_evaluation_episodes_with_rare_labels():
-    codes = np.array([triplet_code(("mirror", "rotation", "set_color"))] * 4 + [triplet_code(("translation", "rotation", "grow"))] * 2)
+    train, held = triplet_code(("mirror", "rotation", "set_color")), triplet_code(("translation", "rotation", "grow"))
+    codes = np.array([train] * 4 + [held] * 2)
     variants = np.array([[0, 1, 2]] * 4 + [[0, 1, 2], [0, 1, 9]])
     rows = split_rows(codes, variants, 1860, min_label_count=4, n_variants=10)
     assert list(rows["train"]) == [0, 1, 2, 3] and list(rows["validation"]) + list(rows["test"]) == [4]

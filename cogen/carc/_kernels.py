@@ -47,7 +47,8 @@ INDICATOR_SHAPES = np.array([
 INDICATOR_SIZES = np.array([1, 2, 2, 2, 2, 3, 3, 3, 3, 4], np.int64)
 
 # Layout of the int64 ``params`` vector.
-P_KEEP_DEGENERATE, P_PRIMITIVES, P_COMPOSITIONS, P_LEVEL2, P_MAX_GRAMMARS, P_MAX_DRAWS, P_MIN_SIZE, P_MAX_SIZE = range(8)
+(P_KEEP_DEGENERATE, P_PRIMITIVES, P_COMPOSITIONS, P_LEVEL2, P_MAX_GRAMMARS, P_MAX_DRAWS, P_MIN_SIZE,
+ P_MAX_SIZE) = range(8)
 N_PARAMS = 8
 # Layout of the int64 grammar vector ``g``: (type, a, b) per role, then the indicators.
 G_ROLES, G_COLOR, G_NCOLOR, G_NSHAPE, G_NROW, G_NCOL = 0, 9, 10, 11, 12, 13
@@ -58,7 +59,8 @@ M_HALO, M_SHAPE, M_NCELLS, M_FORBID = 0, 2, 4, 6
 MAX_FORBID = 2
 M_SIZE = M_FORBID + 2 * MAX_FORBID
 # Per-episode metadata columns.
-META_TYPES, META_VARIANTS, META_COLOR, META_NCOLOR, META_NSHAPE, META_NROW, META_NCOL, META_GRAMMARS = 0, 3, 6, 7, 8, 9, 10, 11
+META_TYPES, META_VARIANTS, META_COLOR, META_NCOLOR, META_NSHAPE = 0, 3, 6, 7, 8
+META_NROW, META_NCOL, META_GRAMMARS = 9, 10, 11
 META_SIZE = 12
 #: Grammar attempts by outcome: accepted, or the block that could not be filled.
 CAUSES = ("accepted", "few_level2_positions", "shape_block", "color_block", "neighbor_block", "shape_color_block",

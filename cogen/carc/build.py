@@ -120,7 +120,8 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         batch = job.sampler.generate(episodes, retries).require_ok()
         _add_stats(stats, batch.causes, int(np.count_nonzero(retries)))
         first = task.start + offset
-        yield rows_table(batch_rows(batch, job.kind), [f"{task.config}-{task.split}-{first + i}" for i in range(len(batch))])
+        ids = [f"{task.config}-{task.split}-{first + i}" for i in range(len(batch))]
+        yield rows_table(batch_rows(batch, job.kind), ids)
 
 
 def static_episodes(setting: CarcSetting):
@@ -204,7 +205,8 @@ class CarcBuilder:
                 tasks.append(ShardTask(self.family, config.name, split, index, len(ranges), start, stop, fingerprint,
                                        columns, job))
         regenerated = {split: _pairs(episodes[retries[episodes] != 0], retries) for split, episodes in rows.items()}
-        info = {**self.info(config), "pool_regenerated": [list(pair) for pair in _pairs(np.flatnonzero(retries), retries)]}
+        pool_regenerated = [list(pair) for pair in _pairs(np.flatnonzero(retries), retries)]
+        info = {**self.info(config), "pool_regenerated": pool_regenerated}
         return ConfigPlan(config.name, fingerprint, columns, {s: len(e) for s, e in rows.items()}, tasks, info,
                           regenerated)
 

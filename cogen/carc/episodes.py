@@ -170,7 +170,8 @@ class EpisodeBatch:
     def study_roles(self) -> list[str]:
         """Kind of each study example (the same for every episode)."""
         layout = self.sampler.layout
-        return [kind for i, kind in enumerate(KINDS[:6]) for _ in range(layout.primitives if i < 3 else layout.compositions)]
+        counts = [layout.primitives] * 3 + [layout.compositions] * 3
+        return [kind for kind, count in zip(KINDS, counts) for _ in range(count)]
 
     @property
     def types(self) -> np.ndarray:

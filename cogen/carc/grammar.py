@@ -21,7 +21,7 @@ __all__ = ["KINDS", "KWARGS", "ROLES", "ROTATION_MODES", "TRANSFORMATIONS", "Var
 TRANSFORMATIONS = ("translation", "mirror", "rotation", "set_color", "grow")
 #: Keyword arguments of each type, in the reference's order, and the values a spec may list.
 KWARGS: dict[str, dict[str, tuple]] = {
-    "translation": {"direction": ("x", "y"), "step_size": (-9, -8, -7, -6, -5, -4, -3, -2, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9)},
+    "translation": {"direction": ("x", "y"), "step_size": tuple(s for s in range(-9, 10) if s)},
     "mirror": {"direction": ("x", "y")},
     "rotation": {"rotation_type": (0, 1, 8)},
     "set_color": {"new_color": (1, 2, 3, 4, 5, 6, 7, 8, 9)},

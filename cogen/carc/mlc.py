@@ -56,12 +56,15 @@ def encoder_length(study_examples: int) -> int:
     return (2 * GRID_TOKENS + 2) * study_examples + GRID_TOKENS + 1
 
 
-def mlc_episode(study_inputs, study_outputs, query_inputs, query_outputs, copy_task: bool = True) -> dict[str, np.ndarray]:
+def mlc_episode(study_inputs, study_outputs, query_inputs, query_outputs,
+                copy_task: bool = True) -> dict[str, np.ndarray]:
     """Token arrays of one episode: ``encoder (Q', 52K+26)``, ``decoder_input (Q', 26)``, ``target (Q', 26)``
     and ``is_copy (Q',)``, where Q' = K + Q with the copy task and Q without."""
-    study_in, study_out = (encode_grids(np.asarray(g, np.int64).reshape(-1, 10, 10)) for g in (study_inputs, study_outputs))
+    study_in, study_out = (encode_grids(np.asarray(g, np.int64).reshape(-1, 10, 10))
+                           for g in (study_inputs, study_outputs))
     k = len(study_in)
-    support = np.concatenate([study_in, np.full((k, 1), IO_SEP), study_out, np.full((k, 1), SUP_SEP)], axis=1).reshape(-1)
+    support = np.concatenate([study_in, np.full((k, 1), IO_SEP), study_out, np.full((k, 1), SUP_SEP)], axis=1)
+    support = support.reshape(-1)
     query_in, query_out = encode_grids(query_inputs), encode_grids(query_outputs)
     if copy_task:
         query_in, query_out = np.concatenate([study_in, query_in]), np.concatenate([study_out, query_out])

@@ -186,7 +186,8 @@ def setting_from_dict(data: dict) -> CarcSetting:
         name=data["name"], version=data["version"], seed=data["seed"], episodes=data["episodes"],
         transformations=transformations, rotation=data["rotation"], degenerate=data["degenerate"],
         shape_size=Range(data["shape_size"]), layout=Layout(**data["layout"]),
-        split=SplitSpec(**{**split, "seeds": tuple(split["seeds"]), "configs": tuple(split["configs"])}) if split else None,
+        split=SplitSpec(**{**split, "seeds": tuple(split["seeds"]), "configs": tuple(split["configs"])})
+        if split else None,
         static=StaticSpec(**static) if static else None, description=data.get("description", ""))
 
 
@@ -266,8 +267,9 @@ def _read_split(doc, path, value) -> SplitSpec:
         if seed in seeds[:i]:
             raise SpecError(f"seed {seed} is listed twice", where=doc.where((*seeds_path, i)), fix="remove the repeat")
     configs_path = (*path, "configs")
+    kinds = read_list(doc, configs_path, mapping.get("configs", ["systematicity", "3shot"]))
     configs = tuple(_read_choice(doc, (*configs_path, i), kind, ("systematicity", "3shot"))
-                    for i, kind in enumerate(read_list(doc, configs_path, mapping.get("configs", ["systematicity", "3shot"]))))
+                    for i, kind in enumerate(kinds))
     return SplitSpec(seeds=seeds, held_out=read_int(doc, (*path, "held_out"), mapping.get("held_out", 2), 1, 9),
                      min_label_count=read_int(doc, (*path, "min_label_count"), mapping.get("min_label_count", 5000),
                                               minimum=0),
@@ -294,4 +296,5 @@ def _check_layout(doc: Located, setting: CarcSetting) -> None:
         raise SpecError("the 3shot configs need level-2 shots", where=doc.where(("layout", "shots")),
                         fix="set layout.shots (3 in the paper) or drop 3shot from split.configs")
     if setting.static is not None and setting.static.queries < 1:
-        raise SpecError("the static variant needs at least one query per episode", where=doc.where(("static", "queries")))
+        raise SpecError("the static variant needs at least one query per episode",
+                        where=doc.where(("static", "queries")))

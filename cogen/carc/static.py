@@ -116,7 +116,8 @@ def static_rows(episodes: StaticEpisodes, seed: int) -> dict[str, RowData]:
         "validation": held_out,
         "test": held_out,
     }
-    return {split: _rows(episodes, np.array(pairs, np.int64).reshape(-1, 2), kinds) for split, pairs in examples.items()}
+    return {split: _rows(episodes, np.array(pairs, np.int64).reshape(-1, 2), kinds)
+            for split, pairs in examples.items()}
 
 
 def _rows(episodes: StaticEpisodes, pairs: np.ndarray, kinds: np.ndarray) -> RowData:
@@ -124,7 +125,8 @@ def _rows(episodes: StaticEpisodes, pairs: np.ndarray, kinds: np.ndarray) -> Row
     kwargs = np.array([[v.kwargs_json for v in roles] for roles in episodes.variants], object)[episode]
     types = np.array([[v.code for v in roles] for roles in episodes.variants], np.int64)[episode]
     return RowData(
-        episode=episode, study=np.zeros((len(pairs), 0, 2, 10, 10), np.int8), study_kinds=np.zeros((len(pairs), 0), np.int64),
+        episode=episode, study=np.zeros((len(pairs), 0, 2, 10, 10), np.int8),
+        study_kinds=np.zeros((len(pairs), 0), np.int64),
         queries=episodes.grids[episode, example][:, None], query_kinds=kinds[example][:, None], types=types,
         kwargs=kwargs, shape_words=episodes.shape_words[episode], color=episodes.colors[episode],
         neighbor_words=episodes.neighbor_words[episode], neighbor_color=episodes.neighbor_colors[episode])

@@ -54,20 +54,36 @@ def _grid_problem(column, per_row: int) -> str | None:
 
 
 def _layout_check(out: Path, manifest: dict) -> Check:
+    """Every row holds the expected 10x10 grids: leaf counts from the Parquet footers for all row
+    groups, and the decoded grids of each split's first row group."""
     import pyarrow.parquet as pq
 
     study, queries = _expected_counts(manifest)
     expected = {"study_inputs": study, "study_outputs": study, "query_inputs": queries, "query_outputs": queries}
     problems = []
     for info in manifest["splits"].values():
-        for file in info["files"]:
+        for position, file in enumerate(info["files"]):
             parquet = pq.ParquetFile(out / file)
-            for group in range(parquet.num_row_groups):
-                table = parquet.read_row_group(group, columns=list(expected))
+            problems += [f"{file}: {problem}" for problem in _leaf_count_problems(parquet.metadata, expected)]
+            if position == 0 and parquet.num_row_groups:
+                table = parquet.read_row_group(0, columns=list(expected))
                 problems += [f"{file}: {name}: {problem}" for name, count in expected.items()
                              if (problem := _grid_problem(table.column(name), count))]
     detail = problems[0] if problems else f"{study} study examples and {queries} queries of 10x10 grids per row"
     return Check(manifest["config"], "episode layout", not problems, detail)
+
+
+def _leaf_count_problems(metadata, expected: dict[str, int]) -> list[str]:
+    """Row groups whose grid columns do not hold ``rows * count * 100`` cells (an empty list counts 1)."""
+    problems = []
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for i in range(row_group.num_columns):
+            name = row_group.column(i).path_in_schema.split(".")[0]
+            if name in expected and row_group.column(i).num_values != row_group.num_rows * max(100 * expected[name], 1):
+                problems.append(f"row group {group}: {name} holds {row_group.column(i).num_values} cells for "
+                                f"{row_group.num_rows} rows of {expected[name]} grids")
+    return problems
 
 
 def _triplet_check(manifest: dict, tables: dict) -> Check:
@@ -87,7 +103,8 @@ def _triplet_check(manifest: dict, tables: dict) -> Check:
         problems.append(f"triplets in train and evaluation: {sorted(seen['train'] & evaluation)}")
     if not evaluation <= held_names or not seen.get("train", set()) <= train_names:
         problems.append("a split holds a triplet of the other side")
-    detail = "; ".join(problems) or f"held out {sorted(held_names)}; train uses {len(seen.get('train', ()))} other triplets"
+    detail = "; ".join(problems) or \
+        f"held out {sorted(held_names)}; train uses {len(seen.get('train', ()))} other triplets"
     return Check(manifest["config"], "held-out triplets", not problems, detail)
 
 
@@ -133,7 +150,8 @@ def _rows_check(manifest: dict, tables: dict) -> Check:
         leaked = [role for e, roles in zip(tables["train"].column("episode").to_pylist(),
                                            tables["train"].column("query_roles").to_pylist())
                   if e in held and roles[0] == KINDS[-1]]
-        detail = f"{len(leaked)} held-out queries in train" if leaked else f"held-out episode {sorted(held)}'s queries only in test"
+        detail = f"{len(leaked)} held-out queries in train" if leaked else \
+            f"held-out episode {sorted(held)}'s queries only in test"
         return Check(manifest["config"], "split rule", not leaked, detail)
     from cogen.carc.build import pool_rows
     from cogen.carc.episodes import EpisodeSampler
