@@ -48,6 +48,11 @@ def test_merged_folder_loads_every_config_of_every_study(study_builds, tmp_path)
     assert {m["setting"] for m in manifests.values()} >= {"C1", "C2", "C3", "G1", "G2", "G3", "G4", "G5", "S", "carc"}
     configs = header(merged)["configs"]
     assert [c["config_name"] for c in configs if c.get("default")] == [next(iter(manifests))]
+    card = (merged / "README.md").read_text(encoding="utf-8")
+    for name, manifest in manifests.items():  # one card for both families: a table row and a preview each
+        assert f"| `{name}` | {manifest['setting']} |" in card and f"![{name}](previews/{name}.png)" in card
+    assert "held-out triplets in validation and test: translation+rotation+grow" in card  # seed 1860, Table 7
+    assert "object size 1x1–5x5 → 6x6–10x10" in card and "no out-of-domain split" in card
     # load_dataset itself for the first config of each family (every call re-reads the whole card) ...
     firsts = {m["family"]: name for name, m in reversed(manifests.items())}
     for name in firsts.values():

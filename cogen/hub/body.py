@@ -20,14 +20,35 @@ __all__ = ["PLACEHOLDERS", "CardContext", "render_body"]
 REPO_PLACEHOLDER = "<org>/<name>"
 _SPLIT_ORDER = ("train", "validation", "test", "validation_ood", "test_ood")
 _FAMILY_NAMES = {"cogitao": "COGITAO", "carc": "Compositional-ARC"}
+#: What a column holds, by family ("" applies to every family); unknown columns get no note.
 _COLUMN_NOTES = {
-    "id": "stable sample id: config, split and index",
-    "input": "input grid, true height x width, colours 0-9 (0 = background)",
-    "output": "output grid after the transformations, true height x width",
-    "transformations": "the transformation sequence, applied in order (names of the table below)",
-    "n_objects": "number of objects on the input grid",
-    "object_ids": "object-bank ids of the objects, in placement order",
-    "object_positions": "top-left (row, col) of each object on the input grid",
+    "": {"id": "stable sample id: config, split and index"},
+    "cogitao": {
+        "input": "input grid, true height x width, colours 0-9 (0 = background)",
+        "output": "output grid after the transformations, true height x width",
+        "transformations": "the transformation sequence, applied in order (names of the table below)",
+        "n_objects": "number of objects on the input grid",
+        "object_ids": "object-bank ids of the objects, in placement order",
+        "object_positions": "top-left (row, col) of each object on the input grid",
+    },
+    "carc": {
+        "episode": "index of the episode in the generated pool",
+        "study_inputs": "study examples: input grids (10x10 each)",
+        "study_outputs": "study examples: output grids",
+        "study_roles": "what each study example shows (shape, color, neighbor, shape+color, ...)",
+        "query_inputs": "queries: input grids, to be solved with the level-2 composition",
+        "query_outputs": "queries: target grids",
+        "query_roles": "what each query asks for",
+        "shot_inputs": "level-2 examples (inputs) that the 3-shot configs use as study examples",
+        "shot_outputs": "level-2 examples (outputs)",
+        "triplet": "the episode's transformation triplet",
+        "transformations": "the transformations of the shape, colour and neighbour roles",
+        "transformation_kwargs": "their parameters (JSON)",
+        "shape_indicator": "cells of the shape indicator, from its top-left corner",
+        "color_indicator": "the colour indicator",
+        "neighbor_indicator": "cells of the neighbour indicator on the grid",
+        "neighbor_color": "colour of the neighbour indicator",
+    },
 }
 
 
@@ -97,10 +118,11 @@ def _columns(ctx: CardContext) -> str:
         seen.setdefault(tuple(manifest["columns"].items()), []).append(name)
     parts = []
     for columns, configs in seen.items():
-        family = _FAMILY_NAMES.get(ctx.manifests[configs[0]].get("family", ""), "")
+        family = ctx.manifests[configs[0]].get("family", "")
+        notes = {**_COLUMN_NOTES[""], **_COLUMN_NOTES.get(family, {})}
         span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
-        rows = [[f"`{column}`", f"`{type_}`", _COLUMN_NOTES.get(column, "")] for column, type_ in columns]
-        parts.append(f"{family} configs ({len(configs)}, `{span}`):\n\n" + _table(["column", "type", "meaning"], rows))
+        rows = [[f"`{column}`", f"`{type_}`", notes.get(column, "")] for column, type_ in columns]
+        parts.append(f"{_FAMILY_NAMES.get(family, family)} configs ({len(configs)}, `{span}`):\n\n" + _table(["column", "type", "meaning"], rows))
     return "\n\n".join(parts)
 
 
