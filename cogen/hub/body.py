@@ -127,7 +127,7 @@ def _columns(ctx: CardContext) -> str:
 
 
 def _previews(ctx: CardContext) -> str:
-    from cogen.hub.preview import grid_columns, preview_splits
+    from cogen.hub.preview import PREVIEW_DIR, grid_columns, preview_splits
 
     parts = []
     for (_, setting), configs in ctx.studies().items():
@@ -140,7 +140,7 @@ def _previews(ctx: CardContext) -> str:
             kinds = [kind for kind, *_ in grid_columns(manifest["columns"])]
             bands = [f"{split} {kind}".strip() for split in preview_splits(manifest) for kind in kinds]
             images.append(f"**{name}** (rows, top to bottom: {', '.join(bands)}; each input above its output)\n\n"
-                          f"![{name}]({Path(path).relative_to(ctx.out_dir).as_posix()})")
+                          f"![{name}]({PREVIEW_DIR}/{Path(path).name})")
         if images:
             parts.append(f"<details><summary>{setting}: {len(images)} previews</summary>\n\n"
                          + "\n\n".join(images) + "\n\n</details>")
