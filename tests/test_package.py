@@ -28,3 +28,10 @@ def test_cli_version():
     result = subprocess.run([sys.executable, "-m", "cogen", "--version"], capture_output=True, text=True)
     assert result.returncode == 0
     assert result.stdout.strip().startswith("cogen ")
+
+
+def test_usage_errors_are_reported_without_a_traceback():
+    for args in (["nosuch"], ["build", "--nosuch"]):
+        result = subprocess.run([sys.executable, "-m", "cogen", *args], capture_output=True, text=True)
+        assert result.returncode == 2, result
+        assert "Traceback" not in result.stderr and "Usage" in result.stderr

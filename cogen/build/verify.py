@@ -54,7 +54,7 @@ def verify(out_dir: str | Path, shards_per_config: int = 2) -> list[Check]:
 def _card_check(out: Path, manifests: dict) -> Check:
     readme = out / "README.md"
     if not readme.is_file():
-        return Check("", "card", False, "README.md is missing; rerun `cogen build` or `cogen hub card`")
+        return Check("", "card", False, "README.md is missing; rerun `cogen build` or `cogen card`")
     text = readme.read_text(encoding="utf-8")
     try:
         header = yaml.safe_load(text.split("---", 2)[1])

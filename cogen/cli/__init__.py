@@ -52,27 +52,14 @@ for _name in _COMMAND_MODULES:
 
 
 def main() -> None:
-    """Console-script entry point: run the app, turning cogen errors into clean messages."""
+    """Console-script entry point: cogen errors become a one-line message and exit code 1.
+
+    Usage errors (unknown command or option) are reported by typer itself, with exit code 2.
+    """
     from cogen.errors import CogenError
 
     try:
-        app(standalone_mode=False)
+        app()
     except CogenError as error:
         _console.error(str(error))
         sys.exit(1)
-    except KeyboardInterrupt:
-        _console.error("interrupted")
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except BaseException as error:  # click usage errors and aborts
-        import click
-
-        if isinstance(error, click.exceptions.ClickException):
-            error.show()
-            sys.exit(error.exit_code)
-        if isinstance(error, click.exceptions.Exit):
-            sys.exit(error.exit_code)
-        if isinstance(error, click.exceptions.Abort):
-            sys.exit(1)
-        raise
