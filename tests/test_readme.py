@@ -26,3 +26,11 @@ def test_ci_runs_the_readme_test_command():
 def test_readme_names_every_packaged_spec():
     for name in packaged_specs():
         assert f"`{name}`" in README, f"README does not mention the packaged spec {name}"
+
+
+def test_differences_table_is_the_one_the_dataset_card_shows():
+    from cogen.hub.differences import differences_table
+
+    block = re.search(r"<!-- differences:start -->\n(.*?)<!-- differences:end -->", README, re.S)
+    assert block, "README lost its differences markers"
+    assert block.group(1).strip() == differences_table().strip()
