@@ -65,3 +65,26 @@ def test_the_module_imports_numpy_only():
             "print(' '.join(m for m in ('torch', 'numba', 'pyarrow', 'datasets') if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert loaded == []
+
+
+def test_reference_records_and_batches():
+    rng = np.random.default_rng(1)
+    rows = {"study_inputs": rng.integers(0, 10, (5, 12, 10, 10)), "study_outputs": rng.integers(0, 10, (5, 12, 10, 10)),
+            "query_inputs": rng.integers(0, 10, (5, 10, 10, 10)), "query_outputs": rng.integers(0, 10, (5, 10, 10, 10)),
+            "transformations": [["grow", "mirror", "set_color"]] * 5,
+            "transformation_kwargs": [['{"direction": "-x"}', '{"direction": "y"}', '{"new_color": 2}']] * 5}
+    record = next(mlc.reference_records(rows))
+    assert list(record) == ["study_examples", "queries", "meta_data"]
+    assert len(record["study_examples"]) == 12 and len(record["queries"]) == 10
+    assert record["study_examples"][0][1] == rows["study_outputs"][0, 0].tolist()
+    assert record["meta_data"]["indicator_transformation"] == {"type": "set_color", "kwargs": {"new_color": 2}}
+
+    class Rows(dict):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, key):
+            return {k: v[key] for k, v in self.items()} if isinstance(key, slice) else dict.__getitem__(self, key)
+
+    batches = list(mlc.mlc_batches(Rows(rows), batch_size=2))
+    assert [b["encoder"].shape[0] for b in batches] == [2, 2, 1]

@@ -14,16 +14,20 @@ NumPy only, so it loads anywhere; turn the arrays into tensors in your own train
 >>> from cogen.carc.mlc import mlc_arrays
 >>> rows = datasets.load_dataset(folder, "carc-systematicity-1860", split="train").with_format("numpy")
 >>> batch = mlc_arrays(rows[:200])            # dict of int arrays: encoder, decoder_input, target, is_copy
+>>> for batch in mlc_batches(rows, 200): ...  # the whole split, 200 episodes at a time
+
+:func:`reference_records` writes rows in the reference's JSONL record layout, for its own trainer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
 __all__ = ["EOS", "IO_SEP", "PAD", "PATCH_OFFSET", "SOS", "SUP_SEP", "VOCAB_SIZE", "decode_grids", "encode_grids",
-           "encoder_length", "mlc_arrays", "mlc_episode"]
+           "encoder_length", "mlc_arrays", "mlc_batches", "mlc_episode", "reference_records"]
 
 PAD, SOS, EOS, IO_SEP, SUP_SEP = range(5)
 PATCH_OFFSET = 5
@@ -97,3 +101,28 @@ def _stack(values) -> np.ndarray:
     except ValueError:
         raise ValueError("study and query counts differ between rows; the MLC layout needs them equal") from None
     return array.reshape(len(array), -1, 10, 10)
+
+
+def mlc_batches(rows, batch_size: int = 200, copy_task: bool = True) -> Iterator[dict[str, np.ndarray]]:
+    """:func:`mlc_arrays` of consecutive slices of ``rows`` (a ``datasets.Dataset``, ideally in numpy
+    format), so a whole split never has to sit in memory as tokens."""
+    for start in range(0, len(rows), batch_size):
+        yield mlc_arrays(rows[start: start + batch_size], copy_task)
+
+
+_META_KEYS = ("shape_transformation", "color_transformation", "indicator_transformation")
+
+
+def reference_records(rows: Mapping) -> Iterator[dict]:
+    """Rows as the reference split script writes them (``study_examples``, ``queries`` as lists of
+    ``[input, output]`` grids, ``meta_data``), one dict per row: ``json.dumps`` each into a JSONL
+    file and the reference's ``VisualGrammarDataset`` reads it."""
+    names = ("study_inputs", "study_outputs", "query_inputs", "query_outputs", "transformations",
+             "transformation_kwargs")
+    for study_in, study_out, query_in, query_out, types, kwargs in zip(*(rows[name] for name in names)):
+        yield {
+            "study_examples": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(study_in, study_out)],
+            "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(query_in, query_out)],
+            "meta_data": {key: {"type": str(t), "kwargs": json.loads(k)}
+                          for key, t, k in zip(_META_KEYS, types, kwargs)},
+        }
