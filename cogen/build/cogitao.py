@@ -165,6 +165,10 @@ class CogitaoBuilder:
         """Names of the configs this build writes."""
         return [e.name for e in self.setting.experiments]
 
+    def key_rows(self) -> int:
+        """Samples the key pass of :meth:`prepare` visits (for progress bars)."""
+        return sum(n for experiment in self.setting.experiments for _, n in experiment.sizes)
+
     def job(self, experiment: Experiment, split: str) -> SplitJob:
         """The payload of ``split`` of ``experiment`` (no regenerations yet)."""
         return SplitJob(experiment.domain(split), int(stream_seed(self.setting.seed, experiment.name, split)),
@@ -231,9 +235,11 @@ class CogitaoBuilder:
 
     def info(self, experiment: Experiment) -> dict:
         """What the manifest and the dataset card say about the experiment."""
+        from cogen.bank import load_bank
+
         return {"family": self.family, "setting": self.setting.name, "version": self.setting.version,
                 "seed": self.setting.seed, "description": experiment.description or self.setting.description,
-                "generator_version": GENERATOR_VERSION, "spec": asdict(experiment)}
+                "generator_version": GENERATOR_VERSION, "bank_sha256": load_bank().sha256, "spec": asdict(experiment)}
 
 
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):

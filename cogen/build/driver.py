@@ -72,7 +72,7 @@ def build(config: str | Path, out: str | Path, *, scale: float = 1.0, seed: int 
     builder = builder_for(setting, rows_per_shard)
     builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
     with make_executor(executor, workers, dask_address) as pool:
-        plans = builder.prepare(pool, _announcing(progress, "keys", setting))
+        plans = builder.prepare(pool, _announcing(progress, "keys", builder.key_rows()))
         for plan in plans:
             _clear_stale(out, plan)
         results = _write_shards(pool, [t for plan in plans for t in plan.tasks], out, progress)
@@ -87,10 +87,10 @@ def build(config: str | Path, out: str | Path, *, scale: float = 1.0, seed: int 
     return BuildReport(out, reports, time.perf_counter() - started)
 
 
-def _announcing(progress: Progress | None, phase: str, setting) -> Callable[[int], None] | None:
+def _announcing(progress: Progress | None, phase: str, total: int) -> Callable[[int], None] | None:
     if progress is None:
         return None
-    progress(phase, 0, sum(n for e in setting.experiments for _, n in e.sizes))
+    progress(phase, 0, total)
     return lambda advance: progress(phase, advance, 0)
 
 
@@ -137,8 +137,6 @@ def _write_shards(pool, tasks, out: Path, progress: Progress | None) -> list[Sha
 def _manifest(plan, results: list[ShardResult], out: Path, spec_path) -> dict:
     import pyarrow.parquet as pq
 
-    from cogen.bank import load_bank
-
     splits = {}
     for split, rows in plan.splits.items():
         shards = [r for r in results if r.split == split]
@@ -156,7 +154,7 @@ def _manifest(plan, results: list[ShardResult], out: Path, spec_path) -> dict:
             raise BuildError(f"{plan.config} {split}: the shards hold {sum(m.num_rows for m in metadata)} rows, "
                              f"expected {rows}; delete {out / 'data' / plan.config} and rebuild")
     return {"config": plan.config, "fingerprint": plan.fingerprint, "spec_file": Path(str(spec_path)).name,
-            **plan.info, "bank_sha256": load_bank().sha256, "versions": environment_versions(),
+            **plan.info, "versions": environment_versions(),
             "columns": dict(plan.columns), "splits": splits}
 
 

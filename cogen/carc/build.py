@@ -155,6 +155,10 @@ class CarcBuilder:
         """Names of the configs this build writes."""
         return [c.name for c in self.setting.experiments]
 
+    def key_rows(self) -> int:
+        """Episodes the key pass of :meth:`prepare` visits (for progress bars)."""
+        return self.setting.episodes if any(c.kind != "static" for c in self.setting.experiments) else 0
+
     def fingerprint(self, config: CarcConfig) -> str:
         """Identity of everything that decides the config's bytes."""
         parts = (self.setting.fingerprint(config), str(GENERATOR_VERSION))

@@ -198,7 +198,7 @@ def _versions(ctx: CardContext) -> str:
     lines = ["Libraries that decide the bytes:", ""]
     lines += _grouped(ctx, lambda m: ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
     lines += ["", "Object bank (SHA-256 of `bank.bin`):", ""]
-    lines += _grouped(ctx, lambda m: f"`{m.get('bank_sha256', 'unknown')}`")
+    lines += _grouped(ctx, lambda m: f"`{m['bank_sha256']}`" if "bank_sha256" in m else "not used (no bank objects)")
     rows = [[f"`{name}`", str(m.get("seed", "")), str(m.get("generator_version", "")), f"`{m.get('fingerprint', '')}`"]
             for name, m in ctx.manifests.items()]
     lines += ["", "<details><summary>Config fingerprints (a digest of everything that decides a config's data: "

@@ -56,6 +56,14 @@ DIFFERENCES = (
                "drawn from the reference's own random streams",
                "each sample is a pure function of (spec, split, index, seed), byte-identical for any number of "
                "workers; the distributions match the reference, the individual samples do not"),
+    Difference("cogitao", "Sequence mix",
+               "a failed attempt redraws the sequence, so sequences that fail more often are rarer",
+               "explicit sequence lists are balanced by sample index (each gets its exact share); pools draw "
+               "depth and steps per attempt"),
+    Difference("cogitao", "Duplicates",
+               "a shared SQLite table of SHA-256 keys; a duplicate re-queues its sequence",
+               "a key pass, then a canonical-order plan that regenerates repeats (split sizes stay exact); the "
+               "regenerated samples are listed in the manifest"),
     Difference("carc", "Counter-clockwise rotation",
                "`rotation_type 8` turns clockwise, like type 0",
                "turns counter-clockwise, as the paper says (`rotation: reference` reproduces the code)"),
@@ -74,6 +82,20 @@ DIFFERENCES = (
     Difference("carc", "Query positions",
                "draws query positions independently and restarts the episode when two coincide",
                "draws distinct positions without replacement"),
+    Difference("carc", "Parameter mix (extended set)",
+               "parameters are redrawn with every restart, so rarely accepted ones (2-step translations) are "
+               "under-represented",
+               "parameters are drawn once per episode: every value is equally frequent"),
+    Difference("carc", "Evaluation filter (extended set)",
+               "test episodes need every transformation label seen 5,000 times in training",
+               "1,000 times: with balanced parameters each 2-step translation sits right at 5,000, which would "
+               "drop test episodes by chance (splits near 80k / 10k / 10k instead of the paper's "
+               "85,528 / 5,472 / 5,473)"),
+    Difference("carc", "Static variant",
+               "290 / 14 / 14 examples with the script's defaults; the paper's 1,260 / 20 / 20 came from "
+               "unreported settings",
+               "the script's defaults; the order of the 8 episodes (product of shape, colour and neighbour "
+               "choices) is inferred"),
     Difference("carc", "Episode contents",
                "generates 4 examples per kind and 14 queries, and the split drops the surplus",
                "generates what the splits use: 2 per primitive and level-1 kind, 10 queries, 3 shots"),
