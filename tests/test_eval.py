@@ -250,3 +250,34 @@ def test_grids_read_back_exactly(data):
     for k, row in enumerate(split.table.to_pylist()):
         assert stack.grid(k).tolist() == row["input"]
         assert stack.grid(k).dtype == np.int8
+
+
+def test_arrow_grid_columns_are_checked_per_row_even_when_sliced():
+    import pyarrow as pa
+
+    from cogen.eval._arrow import stack_column
+
+    grids = [[[1, 2], [3, 4]], None, [], [[1, 2], [3]], [[0, 10]], [[5]], [[-1, 0]], [[]], [[9, 9, 9]]]
+    array = pa.array(grids, pa.list_(pa.list_(pa.int16())))
+    stack, reasons = stack_column(array)
+    assert reasons == [None, "null", "empty", "ragged rows", "value outside 0-9", None, "value outside 0-9",
+                       "empty", None]
+    assert stack.grid(0).tolist() == [[1, 2], [3, 4]] and stack.grid(8).tolist() == [[9, 9, 9]]
+    sliced, sliced_reasons = stack_column(pa.chunked_array([array.slice(3, 3), array.slice(8, 1)]))
+    assert sliced_reasons == ["ragged rows", "value outside 0-9", None, None]
+    assert sliced.grid(2).tolist() == [[5]] and sliced.grid(3).tolist() == [[9, 9, 9]]
+
+
+def test_jsonl_fast_and_line_by_line_readers_agree(data, tmp_path):
+    from cogen.eval.predictions import _read_jsonl_lines, read_predictions
+
+    rows = _rows(data)
+    records = [(r["id"], r["output"]) for r in rows[:-3]] + [(rows[-3]["id"], None)]
+    lines = [json.dumps({"id": name, "prediction": grid}) for name, grid in records]
+    lines.append(json.dumps({"id": rows[-2]["id"], "prediction": [[1, 2], [3]]}))
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    fast, slow = read_predictions(path), _read_jsonl_lines(path)
+    assert fast.ids == slow.ids and fast.reasons == slow.reasons
+    assert all(np.array_equal(fast.grids.grid(k), slow.grids.grid(k)) for k in range(len(fast.ids))
+               if fast.reasons[k] is None)

@@ -157,3 +157,43 @@ def test_stubbornness_flags_predictions_equal_to_an_in_domain_output():
     assert result.target_reachable.tolist() == [False, True, True, True, False]
     assert result.unverifiable.tolist() == [False, False, False, False, True]
     assert result.value == pytest.approx(1 / 5)
+
+
+def test_scenes_that_do_not_draw_their_input_or_leave_the_grid_are_unverifiable():
+    up = _grid({(1, 1): 1, (1, 2): 2})
+    drawn = _grid({(2, 1): 1, (2, 2): 2})
+    outside = Scene(((4, 4, np.array([[1, 2]], np.int8)),), 5, 5)
+    result = stubbornness([up, up, up], [SCENE, SCENE, outside], SEQUENCES, inputs=[drawn, up, drawn])
+    assert result.unverifiable.tolist() == [False, True, True]
+    assert result.stubborn.tolist() == [True, False, False]
+
+
+def test_stubbornness_kernel_pins_the_current_engine():
+    from cogen.metrics._pin import engine_pin_is_current
+
+    assert engine_pin_is_current(), "engine kernels changed: run `python -m cogen.metrics._pin`"
+
+
+def test_a_stale_pin_compiles_a_fresh_kernel_with_the_same_answers(monkeypatch):
+    import cogen.metrics.stubborn as module
+
+    up = _grid({(1, 1): 1, (1, 2): 2})
+    cached = stubbornness([up, None], [SCENE, SCENE], SEQUENCES, targets=[up, up])
+    module._matcher.cache_clear()
+    monkeypatch.setattr("cogen.metrics._pin.engine_pin_is_current", lambda: False)
+    try:
+        fresh = stubbornness([up, None], [SCENE, SCENE], SEQUENCES, targets=[up, up])
+    finally:
+        module._matcher.cache_clear()
+    for field in ("stubborn", "matched", "target_reachable", "unverifiable"):
+        assert getattr(fresh, field).tolist() == getattr(cached, field).tolist()
+
+
+def test_stubbornness_works_across_chunks(monkeypatch):
+    import cogen.metrics.stubborn as module
+
+    monkeypatch.setattr(module, "CHUNK", 2)
+    up = _grid({(1, 1): 1, (1, 2): 2})
+    result = stubbornness([up, None, up, up, None], [SCENE, SCENE, None, SCENE, SCENE], SEQUENCES)
+    assert result.stubborn.tolist() == [True, False, False, True, False]
+    assert result.unverifiable.tolist() == [False, False, True, False, False]

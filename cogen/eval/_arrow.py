@@ -12,7 +12,7 @@ import numpy as np
 
 from cogen.metrics.grids import MAX_SIDE, PAD, GridStack, check_grid, stack_grids
 
-__all__ = ["check_value", "stack_column"]
+__all__ = ["check_value", "is_grid_type", "stack_column"]
 
 
 def check_value(value) -> tuple[np.ndarray | None, str | None]:
@@ -31,13 +31,14 @@ def stack_column(column) -> tuple[GridStack, list[str | None]]:
 
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     kind = array.type
-    if _is_grid_type(kind):
+    if is_grid_type(kind):
         return _stack_lists(array)
     checked = [check_value(value) for value in array.to_pylist()]
     return stack_grids([grid for grid, _ in checked]), [reason for _, reason in checked]
 
 
-def _is_grid_type(kind) -> bool:
+def is_grid_type(kind) -> bool:
+    """True for ``list<list<integer>>``."""
     import pyarrow as pa
 
     return (pa.types.is_list(kind) and pa.types.is_list(kind.value_type)
@@ -59,14 +60,12 @@ def _stack_lists(array) -> tuple[GridStack, list[str | None]]:
     row_length = np.diff(row_offsets)[row_index] if len(row_index) else np.zeros(0, np.int64)
     first_row = np.where(heights > 0, outer[:-1], 0)
     widths = np.where(heights > 0, np.diff(row_offsets)[first_row] if len(row_offsets) > 1 else 0, 0)
-    cell_sample = np.repeat(sample, row_length)
-    cell_values = values[row_offsets[outer[0]]: row_offsets[outer[-1]]] if len(row_offsets) > 1 else values[:0]
     flags = {
         "null": ~np.asarray(array.is_valid()),
         "not 2-D": _any(sample[~np.asarray(rows.is_valid())[row_index]], n),
         "empty": (heights == 0) | (widths == 0),
         "ragged rows": _any(sample[row_length != widths[sample]], n),
-        "value outside 0-9": _any(cell_sample[(cell_values < 0) | (cell_values > 9)], n),
+        "value outside 0-9": _outside(values, row_offsets[outer]),
         "too large": (heights > MAX_SIDE) | (widths > MAX_SIDE),
     }
     reasons: list[str | None] = [None] * n
@@ -76,6 +75,16 @@ def _stack_lists(array) -> tuple[GridStack, list[str | None]]:
     ok = np.array([reason is None for reason in reasons], bool)
     stack = _fill(values, outer, row_offsets, heights, widths, ok)
     return stack, reasons
+
+
+def _outside(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per grid, whether a cell lies outside 0..9 (grid k is ``values[starts[k]:starts[k + 1]]``)."""
+    out = np.zeros(len(starts) - 1, bool)
+    present = np.flatnonzero(starts[1:] > starts[:-1])
+    if len(present):  # segments of the non-empty grids, the last one cut at its own end
+        segments, used = starts[:-1][present], values[: starts[-1]]
+        out[present] = (np.minimum.reduceat(used, segments) < 0) | (np.maximum.reduceat(used, segments) > 9)
+    return out
 
 
 def _any(samples: np.ndarray, n: int) -> np.ndarray:

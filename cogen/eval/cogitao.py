@@ -13,7 +13,7 @@ from cogen.eval.data import SplitData
 from cogen.eval.predictions import FormatReport
 from cogen.metrics.cogitao import GridScores, equal_grids, score_grids
 from cogen.metrics.grids import GridStack
-from cogen.metrics.stubbornness import Scene, stubbornness
+from cogen.metrics.stubborn import Scene, stubbornness
 
 __all__ = ["MAX_IN_DOMAIN_SEQUENCES", "ERROR_CATEGORIES", "evaluate_cogitao", "experiment_pad", "in_domain_sequences",
            "scenes"]
@@ -53,25 +53,21 @@ def in_domain_sequences(sequence_set, limit: int = MAX_IN_DOMAIN_SEQUENCES) -> l
 
 def scenes(table, inputs: GridStack) -> tuple[list[Scene | None], str]:
     """Each row's input scene rebuilt from ``object_ids`` / ``object_positions`` and the installed
-    bank, kept only where drawing it reproduces the row's input grid (None elsewhere), and the
-    installed bank's SHA-256 (a dataset built with another bank gives unverifiable scenes, not
-    wrong ones)."""
+    bank (None where an id is not in the bank), and the installed bank's SHA-256.
+    :func:`~cogen.metrics.stubborn.stubbornness` then keeps only the scenes that draw their
+    row's input grid, so a dataset built with another bank gives unverifiable scenes, not wrong ones."""
     from cogen.bank import load_bank
-    from cogen.engine import PlacedObject, render
-    from cogen.errors import CogenError
+    from cogen.errors import BankError
 
     bank = load_bank()
     out: list[Scene | None] = []
     ids, positions = table.column("object_ids").to_pylist(), table.column("object_positions").to_pylist()
     for k, (object_ids, places) in enumerate(zip(ids, positions)):
-        height, width = int(inputs.heights[k]), int(inputs.widths[k])
         try:
-            objects = tuple(PlacedObject(int(r), int(c), bank.object(int(i))) for i, (r, c) in zip(object_ids, places))
-            drawn = render(objects, height, width)
-        except (CogenError, IndexError, ValueError):
-            out.append(None)
-            continue
-        out.append(Scene(objects, height, width) if np.array_equal(drawn, inputs.grid(k)) else None)
+            objects = tuple((int(r), int(c), bank.object(int(i))) for i, (r, c) in zip(object_ids, places))
+        except (BankError, IndexError, TypeError, ValueError):
+            objects = None
+        out.append(None if objects is None else Scene(objects, int(inputs.heights[k]), int(inputs.widths[k])))
     return out, bank.sha256
 
 
@@ -114,7 +110,7 @@ def _stubbornness(split: SplitData, predictions, inputs, targets) -> tuple[dict,
         return {"computed": False, "reason": "the split has no object_ids / object_positions columns"}, None
     start = time.perf_counter()
     scene_list, bank_sha = scenes(split.table, inputs)
-    result = stubbornness(predictions, scene_list, sequences, targets)
+    result = stubbornness(predictions, scene_list, sequences, targets, inputs)
     wrong = ~equal_grids(predictions, targets)
     matched = Counter(int(j) for j in result.matched if j >= 0)
     return {

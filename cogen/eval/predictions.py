@@ -84,12 +84,18 @@ def _read_parquet(path: Path) -> RawPredictions:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from cogen.eval._arrow import stack_column
-
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as error:
         raise EvalError(f"{path}: not a readable Parquet file ({error})") from None
+    return _from_table(table, path)
+
+
+def _from_table(table, path: Path) -> RawPredictions:
+    """Records of an Arrow table with columns ``id`` and ``prediction``; rows without an id cannot
+    be matched and count as unreadable."""
+    from cogen.eval._arrow import stack_column
+
     missing = {"id", "prediction"} - set(table.column_names)
     if missing:
         raise EvalError(f"{path}: no column {', '.join(sorted(missing))} (columns: {', '.join(table.column_names)})")
@@ -98,11 +104,29 @@ def _read_parquet(path: Path) -> RawPredictions:
     keep = np.array([name is not None for name in ids], bool)
     if keep.all():
         return RawPredictions(ids, grids, reasons)
-    rows = np.flatnonzero(keep)  # records without an id cannot be matched: count them as unreadable
+    rows = np.flatnonzero(keep)
     return RawPredictions([ids[i] for i in rows], grids.take(rows), [reasons[i] for i in rows], int((~keep).sum()))
 
 
 def _read_jsonl(path: Path) -> RawPredictions:
+    """Arrow's JSON reader for regular files (ids as strings, grids as lists of integer lists);
+    line by line in Python for anything else, so that every odd record is counted, not fatal."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    from cogen.eval._arrow import is_grid_type
+
+    try:
+        table = pj.read_json(path)
+        if table.num_rows and pa.types.is_string(table.schema.field("id").type) and \
+                is_grid_type(table.schema.field("prediction").type):
+            return _from_table(table.select(["id", "prediction"]), path)
+    except (pa.ArrowException, KeyError):
+        pass
+    return _read_jsonl_lines(path)
+
+
+def _read_jsonl_lines(path: Path) -> RawPredictions:
     from cogen.eval._arrow import check_value
     from cogen.metrics.grids import stack_grids
 

@@ -3,7 +3,7 @@
 * :mod:`cogen.metrics.grids`         validate predictions; stack grids of any sizes into one padded array
 * :mod:`cogen.metrics.cogitao`       COGITAO: grid accuracy, per-pixel accuracy (true and padded),
   object per-pixel accuracy (and the paper's literal error formula), object reconstruction counts
-* :mod:`cogen.metrics.stubbornness`  COGITAO's stubbornness, re-applying in-domain sequences with the engine
+* :mod:`cogen.metrics.stubborn`       COGITAO's stubbornness, re-applying in-domain sequences with the engine
 * :mod:`cogen.metrics.carc`          Compositional-ARC: exact match, colour and shape accuracy (paper and
   code forms), the error taxonomy
 * :mod:`cogen.metrics.objects`       8-connected components, colour-agnostic or same-colour
@@ -17,7 +17,7 @@ from cogen.metrics.cogitao import (GridScores, equal_grids, grid_accuracy, objec
                                    object_pixel_error, per_pixel_accuracy, score_grids)
 from cogen.metrics.grids import MAX_SIDE, PAD, GridStack, check_grid, stack_grids
 from cogen.metrics.objects import components
-from cogen.metrics.stubbornness import Scene, StubbornnessResult, sequence_outputs, stubbornness
+from cogen.metrics.stubborn import Scene, StubbornnessResult, sequence_outputs, stubbornness
 
 __all__ = [
     "ERROR_CATEGORIES",

@@ -83,25 +83,27 @@ def check_grid(value) -> tuple[np.ndarray | None, str | None]:
         return _check_array(value)
     if not isinstance(value, (list, tuple)):
         return None, "not a list"
-    if not value:
-        return None, "empty"
+    try:
+        array = np.array(value)
+    except (ValueError, TypeError, OverflowError):  # NumPy refuses ragged or mixed nesting
+        return None, _irregular(value)
+    return _check_array(array)
+
+
+def _irregular(value) -> str:
+    """Why a nested list that NumPy cannot make an array of is not a grid."""
     if not all(isinstance(row, (list, tuple)) for row in value):
-        return None, "not 2-D"
+        return "not 2-D"
     if len({len(row) for row in value}) != 1:
-        return None, "ragged rows"
-    if not value[0]:
-        return None, "empty"
-    if not all(isinstance(cell, Integral) and not isinstance(cell, bool) for row in value for cell in row):
-        nested = any(isinstance(cell, (list, tuple)) for row in value for cell in row)
-        return None, "not 2-D" if nested else "non-integer value"
-    return _check_array(np.array(value, dtype=np.int64))
+        return "ragged rows"
+    return "not 2-D" if any(isinstance(cell, (list, tuple)) for row in value for cell in row) else "non-integer value"
 
 
 def _check_array(array: np.ndarray) -> tuple[np.ndarray | None, str | None]:
-    if array.ndim != 2:
-        return None, "not 2-D"
     if array.size == 0:
         return None, "empty"
+    if array.ndim != 2:
+        return None, "not 2-D"
     if array.dtype.kind not in "iu":
         if array.dtype.kind != "f" or not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
             return None, "non-integer value"
