@@ -65,16 +65,17 @@ def query_grids(split: SplitData, column: str, positions: np.ndarray) -> GridSta
 
 
 def _queries(split: SplitData, rows: np.ndarray, inputs: GridStack, targets: GridStack) -> list[CarcQuery]:
+    """The taxonomy's view of each expected query (each episode's grammar read once)."""
     columns = {name: split.table.column(name).to_pylist()
                for name in ("transformations", "transformation_kwargs", "neighbor_indicator", "neighbor_color")}
     rotation = split.manifest.get("spec", {}).get("rotation", "paper")
-    out = []
-    for k, r in enumerate(rows):
+    grammars = {}
+    for r in dict.fromkeys(rows.tolist()):
         roles = tuple((name, tuple(json.loads(kwargs).items()))
                       for name, kwargs in zip(columns["transformations"][r], columns["transformation_kwargs"][r]))
         cells = tuple((int(a), int(b)) for a, b in columns["neighbor_indicator"][r])
-        out.append(CarcQuery(inputs.grid(k), targets.grid(k), roles, cells, int(columns["neighbor_color"][r]), rotation))
-    return out
+        grammars[r] = (roles, cells, int(columns["neighbor_color"][r]))
+    return [CarcQuery(inputs.grid(k), targets.grid(k), *grammars[r], rotation) for k, r in enumerate(rows.tolist())]
 
 
 def _summary(scores: CarcScores, mask: np.ndarray) -> dict:

@@ -36,6 +36,7 @@ primitive kernels of :mod:`cogen.carc`, loaded on first use.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -44,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from cogen.metrics.grids import GridStack, as_stack
+from cogen.metrics.grids import GridStack, as_stack, check_grid
 from cogen.metrics.objects import label_stack
 
 __all__ = ["ERROR_CATEGORIES", "ROLE_PAIRS", "ROLES", "SIDE", "CarcQuery", "CarcScores", "classify_error",
@@ -124,7 +125,7 @@ def _objects(cells: np.ndarray, same_color: bool) -> tuple[np.ndarray, np.ndarra
 
 def _sorted_shapes(counts: np.ndarray, masks: np.ndarray, unique: bool) -> np.ndarray:
     """Each grid's shape masks sorted (unused slots all ones), duplicates dropped when ``unique``."""
-    keys = masks.copy()
+    keys = masks.copy()  # the caller passes only the first ``max(counts)`` slots
     keys[np.arange(keys.shape[1])[None, :] >= counts[:, None]] = np.iinfo(np.uint64).max
     for word in (1, 0):  # least significant word first: a stable sort by each gives lexicographic order
         order = np.argsort(keys[:, :, word], axis=1, kind="stable")
@@ -135,6 +136,14 @@ def _sorted_shapes(counts: np.ndarray, masks: np.ndarray, unique: bool) -> np.nd
         keys[repeat] = np.iinfo(np.uint64).max
         return _sorted_shapes(np.full(len(keys), keys.shape[1]), keys, unique=False)
     return keys
+
+
+def _same_shapes(p_count, p_masks, t_count, t_masks, unique: bool) -> np.ndarray:
+    """Per grid, whether prediction and target hold the same shapes (as multisets, or as sets)."""
+    slots = max(1, int(p_count.max(initial=0)), int(t_count.max(initial=0)))
+    p_keys = _sorted_shapes(p_count, p_masks[:, :slots], unique)
+    t_keys = _sorted_shapes(t_count, t_masks[:, :slots], unique)
+    return (p_keys == t_keys).all(axis=(1, 2))
 
 
 def _color_counts(counts: np.ndarray, colors: np.ndarray) -> np.ndarray:
@@ -159,35 +168,33 @@ def score_queries(predictions, targets) -> CarcScores:
     p_count, p_masks, p_colors = _objects(p, same_color=True)
     t_count, t_masks, t_colors = _objects(t, same_color=True)
     color = (_color_counts(p_count, p_colors) == _color_counts(t_count, t_colors)).all(axis=1)
-    shape = (_sorted_shapes(p_count, p_masks, False) == _sorted_shapes(t_count, t_masks, False)).all(axis=(1, 2))
+    shape = _same_shapes(p_count, p_masks, t_count, t_masks, unique=False)
     color_code = (_color_sets(p) == _color_sets(t)).all(axis=1)
     p_count, p_masks, _ = _objects(p, same_color=False)
     t_count, t_masks, _ = _objects(t, same_color=False)
-    shape_code = (_sorted_shapes(p_count, p_masks, True) == _sorted_shapes(t_count, t_masks, True)).all(axis=(1, 2))
+    shape_code = _same_shapes(p_count, p_masks, t_count, t_masks, unique=True)
     return CarcScores(valid, exact, valid & color, valid & color_code, valid & shape, valid & shape_code)
 
 
 # ---------------------------------------------------------------- error taxonomy
-def _apply(role: tuple[str, tuple], rotation: str, rows: np.ndarray, cols: np.ndarray,
-           color: int) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """One primitive applied to an object's cells; None when the reference deems it invalid."""
-    from cogen.carc._kernels import transform
+@functools.lru_cache(maxsize=4096)
+def _params(role: tuple[str, tuple], rotation: str) -> tuple[int, int, int]:
+    """The primitive kernel's ``(kind, a, b)`` of a role's transformation."""
     from cogen.carc.grammar import Variant
 
-    kind, a, b = Variant(role[0], tuple(role[1])).params(rotation)
+    return Variant(role[0], tuple(role[1])).params(rotation)
+
+
+def _apply(params: tuple[int, int, int], obj: tuple[np.ndarray, np.ndarray, int]):
+    """One primitive applied to an object ``(rows, cols, colour)``; None when the reference deems it invalid."""
+    from cogen.carc._kernels import transform
+
+    rows, cols, color = obj
     size = max(64, 4 * len(rows))
-    out_rows, out_cols = np.empty(size, np.int64), np.empty(size, np.int64)
-    count, new_color = transform(kind, a, b, _cap(rows, size), _cap(cols, size), len(rows), color, out_rows,
-                                 out_cols)
-    if count < 0:
-        return None
-    return out_rows[:count].copy(), out_cols[:count].copy(), int(new_color)
-
-
-def _cap(values: np.ndarray, size: int) -> np.ndarray:
-    out = np.zeros(size, np.int64)
-    out[: len(values)] = values
-    return out
+    cells = np.zeros((4, size), np.int64)
+    cells[0, : len(rows)], cells[1, : len(cols)] = rows, cols
+    count, new_color = transform(*params, cells[0], cells[1], len(rows), color, cells[2], cells[3])
+    return None if count < 0 else (cells[2, :count], cells[3, :count], int(new_color))
 
 
 def _candidates(query: CarcQuery):
@@ -199,55 +206,56 @@ def _candidates(query: CarcQuery):
     if len(rows) == 0:
         return
     obj = (rows.astype(np.int64), cols.astype(np.int64), int(query.input[rows[0], cols[0]]))
-    role = dict(zip(ROLES, query.roles))
+    base = np.where(neighbor, query.neighbor_color, 0).astype(np.int8)
+    params = {name: _params(role, query.rotation) for name, role in zip(ROLES, query.roles)}
+    once = {name: _apply(params[name], obj) for name in ROLES}
     for name in ROLES:
-        out = _apply(role[name], query.rotation, *obj)
-        if out is not None:
-            yield f"primitive/{name}", _render(neighbor, query.neighbor_color, out)
+        if once[name] is not None:
+            yield f"primitive/{name}", _render(base, once[name])
     for first, second in ROLE_PAIRS:
-        mid = _apply(role[first], query.rotation, *obj)
-        out = None if mid is None else _apply(role[second], query.rotation, *mid)
+        out = None if once[first] is None else _apply(params[second], once[first])
         if out is not None:
-            yield f"level1/{first}+{second}", _render(neighbor, query.neighbor_color, out)
+            yield f"level1/{first}+{second}", _render(base, out)
 
 
-def _render(neighbor: np.ndarray, neighbor_color: int, obj: tuple[np.ndarray, np.ndarray, int]) -> np.ndarray | None:
-    rows, cols, color = obj
-    if rows.min() < 0 or cols.min() < 0 or rows.max() >= SIDE or cols.max() >= SIDE:
-        return None
-    grid = np.where(neighbor, neighbor_color, 0).astype(np.int8)
-    grid[rows, cols] = color
+def _render(base: np.ndarray, obj: tuple[np.ndarray, np.ndarray, int]) -> np.ndarray:
+    """``base`` (the indicator alone) with the object drawn over it (the kernels keep cells on the grid)."""
+    grid = base.copy()
+    grid[obj[0], obj[1]] = obj[2]
     return grid
 
 
-def classify_error(prediction, query: CarcQuery, scores: CarcScores | None = None) -> str:
-    """The category of one prediction (``"correct"`` when it equals the target), see the module
-    docstring. ``scores``: its :class:`CarcScores` row when already computed (length 1)."""
-    grid = None if prediction is None else np.asarray(prediction)
-    if grid is None or grid.shape != (SIDE, SIDE) or grid.min() < 0 or grid.max() > 9:
-        return "format"
-    if np.array_equal(grid, query.target):
-        return "correct"
+def _classify(grid: np.ndarray, query: CarcQuery, color: bool, shape: bool) -> str:
+    """Steps 3 to 8 for a well-formed, wrong prediction (``color``, ``shape``: its paper-form scores)."""
     if np.array_equal(grid, query.input):
         return "no_transformation"
     for category, candidate in _candidates(query):
-        if candidate is not None and np.array_equal(grid, candidate):
+        if np.array_equal(grid, candidate):
             return category
-    scores = scores or score_queries([grid], [query.target])
-    if scores.color[0] and scores.shape[0]:
+    if color and shape:
         return "invalid_position"
-    return "invalid_shape" if scores.color[0] else "other"
+    return "invalid_shape" if color else "other"
+
+
+def classify_error(prediction, query: CarcQuery) -> str:
+    """The category of one prediction (``"correct"`` when it equals the target); see the module docstring."""
+    grid, reason = check_grid(prediction)
+    scores = None if reason else score_queries([grid], [query.target])
+    if scores is None or not scores.valid[0]:
+        return "format"
+    if scores.exact[0]:
+        return "correct"
+    return _classify(grid, query, bool(scores.color[0]), bool(scores.shape[0]))
 
 
 def error_taxonomy(predictions, queries: Sequence[CarcQuery], scores: CarcScores | None = None) -> list[str]:
-    """The category of every prediction (``"correct"`` for right ones); count with ``Counter``."""
+    """The category of every prediction (``"correct"`` for right ones); count with :func:`taxonomy_counts`."""
     predictions = as_stack(predictions)
     scores = scores or score_queries(predictions, [q.target for q in queries])
-    out = []
-    for k, query in enumerate(queries):
-        row = CarcScores(*(np.asarray(getattr(scores, f))[k: k + 1] for f in CarcScores.__dataclass_fields__))
-        out.append(classify_error(predictions.grid(k) if scores.valid[k] else None, query, row))
-    return out
+    out = np.where(scores.exact, "correct", "format").astype(object)
+    for k in np.flatnonzero(scores.valid & ~scores.exact):
+        out[k] = _classify(predictions.grid(k), queries[k], bool(scores.color[k]), bool(scores.shape[k]))
+    return out.tolist()
 
 
 def taxonomy_counts(categories: Sequence[str]) -> dict[str, int]:

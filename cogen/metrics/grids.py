@@ -47,7 +47,7 @@ class GridStack:
 
     def grid(self, k: int) -> np.ndarray | None:
         """Grid ``k`` as its own array, or None when absent."""
-        if not self.present[k]:
+        if self.heights[k] <= 0:
             return None
         return self.cells[k, : self.heights[k], : self.widths[k]]
 
