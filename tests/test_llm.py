@@ -143,7 +143,7 @@ def test_prompts_cli_round_trip(data, tmp_path):
 def test_carc_prompts_follow_the_papers_template(tmp_path):
     pytest.importorskip("cogen.carc.build")
     out = tmp_path / "carc"
-    build("carc", out, scale=0.001, workers=1, only=["carc-systematicity-1860"])
+    build("carc", out, scale=0.001, workers=1, only=["carc-systematicity-1860", "carc-3shot-1860"])
     prompts = tmp_path / "prompts.jsonl"
     count = export_prompts(out, "carc-systematicity-1860", "test", prompts)
     split = load_split(out, "carc-systematicity-1860", "test")
@@ -163,3 +163,7 @@ def test_carc_prompts_follow_the_papers_template(tmp_path):
     parse_replies(replies, tmp_path / "preds.jsonl", marker="output")
     metrics = evaluate(out, "carc-systematicity-1860", "test", tmp_path / "preds.jsonl", queries="first")
     assert metrics["exact_match"] == 1.0 and metrics["valid_rate"] == 1.0
+    export_prompts(out, "carc-3shot-1860", "test", prompts)
+    prompt = json.loads(prompts.read_text().splitlines()[0])["prompt"]
+    assert "3 pairs of input-output examples" in prompt and "primitive" not in prompt
+    assert "example input 3:" in prompt and "example input 4:" not in prompt

@@ -244,11 +244,10 @@ def _carc_prompt(study_inputs, study_outputs, roles: Sequence[str], query_input)
              _CARC_SYSTEMATICITY.format(primitives=primitives, compositions=compositions) if systematic
              else _CARC_FEWSHOT,
              _CARC_TAIL.format(verb="might combine" if systematic else "are applied")]
-    for i, (grid_in, grid_out) in enumerate(zip(study_inputs, study_outputs), 1):
-        parts.append(f"example input {i}: {format_grid(grid_in, True)}\n"
-                     f"example output {i}: {format_grid(grid_out, True)}\n")
-    parts.append(f"Final input: {format_grid(query_input, True)}\n")
-    return "\n".join(parts)
+    parts += [f"example input {i}: {format_grid(grid_in, True)}\nexample output {i}: {format_grid(grid_out, True)}"
+              for i, (grid_in, grid_out) in enumerate(zip(study_inputs, study_outputs), 1)]
+    parts.append(f"Final input: {format_grid(query_input, True)}")
+    return "\n\n".join(part.strip() for part in parts) + "\n"
 
 
 def carc_prompts(split, queries: str = "first") -> Iterator[Prompt]:
