@@ -25,7 +25,7 @@ import numpy as np
 from cogen.errors import EvalError
 from cogen.metrics.grids import GridStack
 
-__all__ = ["FormatReport", "align_predictions", "read_predictions", "write_predictions"]
+__all__ = ["FormatReport", "align_predictions", "read_predictions", "read_records", "write_predictions"]
 
 
 @dataclass(frozen=True)
@@ -126,11 +126,9 @@ def _read_jsonl(path: Path) -> RawPredictions:
     return _read_jsonl_lines(path)
 
 
-def _read_jsonl_lines(path: Path) -> RawPredictions:
-    from cogen.eval._arrow import check_value
-    from cogen.metrics.grids import stack_grids
-
-    ids, grids, reasons, unreadable = [], [], [], 0
+def read_records(path: Path) -> tuple[list[dict], int]:
+    """The JSON objects with a string ``id`` of a JSONL file, and how many non-blank lines are not one."""
+    records, unreadable = [], 0
     with path.open(encoding="utf-8", errors="replace") as lines:
         for line in lines:
             if not line.strip():
@@ -139,14 +137,21 @@ def _read_jsonl_lines(path: Path) -> RawPredictions:
                 record = json.loads(line)
             except ValueError:
                 record = None
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            if isinstance(record, dict) and isinstance(record.get("id"), str):
+                records.append(record)
+            else:
                 unreadable += 1
-                continue
-            grid, reason = check_value(record.get("prediction"))
-            ids.append(record["id"])
-            grids.append(grid)
-            reasons.append(reason)
-    return RawPredictions(ids, stack_grids(grids), reasons, unreadable)
+    return records, unreadable
+
+
+def _read_jsonl_lines(path: Path) -> RawPredictions:
+    from cogen.eval._arrow import check_value
+    from cogen.metrics.grids import stack_grids
+
+    records, unreadable = read_records(path)
+    checked = [check_value(record.get("prediction")) for record in records]
+    return RawPredictions([r["id"] for r in records], stack_grids([grid for grid, _ in checked]),
+                          [reason for _, reason in checked], unreadable)
 
 
 def align_predictions(raw: RawPredictions, expected: Sequence[str]) -> tuple[GridStack, list[str | None], FormatReport]:

@@ -25,22 +25,22 @@ def engine_digest() -> str:
     return hashlib.sha256(_KERNELS.read_bytes()).hexdigest()
 
 
-def _pinned() -> str:
-    match = _LINE.search(_SAMPLER.read_text(encoding="utf-8"))
+def _pinned(pinned: Path = _SAMPLER) -> str:
+    match = _LINE.search(pinned.read_text(encoding="utf-8"))
     return match.group(1) if match else ""
 
 
-def stamp_is_current() -> bool:
-    """True when the sampler pins the current engine kernels."""
-    return _pinned() == engine_digest()
+def stamp_is_current(pinned: Path = _SAMPLER) -> bool:
+    """True when ``pinned`` (by default the sampler) pins the current engine kernels."""
+    return _pinned(pinned) == engine_digest()
 
 
-def refresh() -> bool:
-    """Pin the current engine digest in ``_sampler.py``; returns True if the file changed."""
-    text = _SAMPLER.read_text(encoding="utf-8")
+def refresh(pinned: Path = _SAMPLER) -> bool:
+    """Pin the current engine digest in ``pinned`` (by default ``_sampler.py``); True if the file changed."""
+    text = pinned.read_text(encoding="utf-8")
     updated = _LINE.sub(f'ENGINE_KERNELS_SHA256 = "{engine_digest()}"', text)
     if updated != text:
-        _SAMPLER.write_text(updated, encoding="utf-8")
+        pinned.write_text(updated, encoding="utf-8")
     return updated != text
 
 

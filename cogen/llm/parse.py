@@ -113,26 +113,17 @@ def _reply_text(record: dict) -> str | None:
 def parse_replies(replies: str | Path, out: str | Path, marker: str = "auto") -> ParseReport:
     """Parse a JSONL file of ``{"id": ..., "reply": ...}`` records into a predictions file
     (``.jsonl`` or ``.parquet``) for ``cogen eval``; unparsable replies become null predictions."""
-    from cogen.eval.predictions import write_predictions
+    from cogen.eval.predictions import read_records, write_predictions
 
     replies = Path(replies)
     if not replies.is_file():
         raise EvalError(f"{replies}: no such replies file")
-    records, reasons, unreadable = [], Counter(), 0
-    with replies.open(encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-                unreadable += 1
-                continue
-            grid, reason = parse_reply(_reply_text(record), marker)
-            if reason:
-                reasons[reason] += 1
-            records.append((record["id"], grid))
-    write_predictions(out, records)
-    return ParseReport(len(records), len(records) - sum(reasons.values()), dict(reasons), unreadable)
+    parsed, reasons = [], Counter()
+    records, unreadable = read_records(replies)
+    for record in records:
+        grid, reason = parse_reply(_reply_text(record), marker)
+        if reason:
+            reasons[reason] += 1
+        parsed.append((record["id"], grid))
+    write_predictions(out, parsed)
+    return ParseReport(len(parsed), len(parsed) - sum(reasons.values()), dict(reasons), unreadable)
