@@ -168,19 +168,13 @@ def test_scenes_that_do_not_draw_their_input_or_leave_the_grid_are_unverifiable(
     assert result.stubborn.tolist() == [True, False, False]
 
 
-def test_stubbornness_kernel_pins_the_current_engine():
-    from cogen.metrics._pin import engine_pin_is_current
-
-    assert engine_pin_is_current(), "engine kernels changed: run `python -m cogen.metrics._pin`"
-
-
 def test_a_stale_pin_compiles_a_fresh_kernel_with_the_same_answers(monkeypatch):
     import cogen.metrics.stubborn as module
 
     up = _grid({(1, 1): 1, (1, 2): 2})
     cached = stubbornness([up, None], [SCENE, SCENE], SEQUENCES, targets=[up, up])
     module._matcher.cache_clear()
-    monkeypatch.setattr("cogen.metrics._pin.engine_pin_is_current", lambda: False)
+    monkeypatch.setattr("cogen.engine.pins.is_current", lambda caller: False)
     try:
         fresh = stubbornness([up, None], [SCENE, SCENE], SEQUENCES, targets=[up, up])
     finally:

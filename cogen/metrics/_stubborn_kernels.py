@@ -5,8 +5,7 @@ This module calls the engine's ``run_scene`` and ``render_scene``. Numba's cache
 to *this* file, so ``ENGINE_KERNELS_SHA256`` pins the engine kernels the cache was compiled
 against: :mod:`cogen.metrics.stubborn` uses the cached kernel only while the pin matches
 ``cogen/engine/_kernels.py`` and otherwise compiles a fresh, uncached copy (correct, a few seconds
-slower). ``tests/test_metrics.py`` fails while the pin is stale; refresh it with
-``python -m cogen.metrics._pin``.
+slower). See :mod:`cogen.engine.pins`; refresh with ``python -m cogen.engine.pins``.
 """
 
 from __future__ import annotations

@@ -81,16 +81,16 @@ def sequence_outputs(scene: Scene, sequences: Sequence[Sequence[str]]) -> list[n
 def _matcher():
     """The cached kernel while its engine pin is current, else a freshly compiled, uncached copy."""
     from cogen.metrics import _stubborn_kernels
-    from cogen.metrics._pin import engine_pin_is_current
+    from cogen.engine import pins
 
-    if engine_pin_is_current():
+    if pins.is_current("metrics/_stubborn_kernels.py"):
         return _stubborn_kernels.match_sequences
     import numba
 
     from cogen._jit import JIT_OPTIONS
 
     logger.warning("cogen/metrics/_stubborn_kernels.py pins older engine kernels; compiling stubbornness without the "
-                   "cache (run `python -m cogen.metrics._pin` to refresh the pin)")
+                   "cache (run `python -m cogen.engine.pins` to refresh the pin)")
     return numba.njit(**{**JIT_OPTIONS, "cache": False})(_stubborn_kernels.match_sequences.py_func)
 
 
