@@ -51,7 +51,7 @@ DIFFERENCES = (
     Difference("cogitao", "Object bank",
                "not public; its shapes omit diagonal stripes",
                "built deterministically by cogen from the paper's families, diagonal stripes included; its SHA-256 "
-               "is listed below"),
+               "is recorded in every manifest and dataset card"),
     Difference("cogitao", "Samples",
                "drawn from the reference's own random streams",
                "each sample is a pure function of (spec, split, index, seed), byte-identical for any number of "
