@@ -74,6 +74,8 @@ _ONE = np.uint64(1)
 
 
 # ---------------------------------------------------------------- random numbers
+# The same splitmix64 as cogen/generate/_sampler.py, on purpose: Numba's cache only tracks edits to
+# a kernel's own file, so kernels that call each other stay in one module.
 @kernel
 def _mix(z):
     """splitmix64 finaliser: a bijective scramble of a uint64."""
