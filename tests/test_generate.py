@@ -8,6 +8,7 @@ import pytest
 from cogen.bank import load_bank
 from cogen.build.cogitao import SplitJob, generate_rows
 from cogen.engine import PlacedObject, apply_sequence
+from cogen.engine.registry import from_token
 from cogen.generate.program import stream_seed
 from cogen.specs import load_spec, parse_spec_text
 from cogen.specs.cogitao import object_query
@@ -62,10 +63,7 @@ def test_samples_obey_their_domain(spec, config, split):
         ids = rows["object_ids"][i, :n]
         positions = rows["positions"][i, :n].tolist()
         tokens = rows["sequences"][i][rows["sequences"][i] >= 0]
-        from cogen.engine import TRANSFORMS
-
-        by_token = {t.token: t.name for t in TRANSFORMS.values()}
-        sequence = tuple(by_token[int(t)] for t in tokens)
+        sequence = tuple(from_token(int(t)).name for t in tokens)
         assert sequence == explicit[i % len(explicit)]
         assert domain.grid.height.lo <= height <= domain.grid.height.hi
         assert domain.grid.width.lo <= width <= domain.grid.width.hi

@@ -104,15 +104,22 @@ def rejection_text(causes: np.ndarray) -> str:
     return f"attempts {sum(counts.values())}, accepted {counts['accepted']}" + (f": {rejected}" if rejected else "")
 
 
-def _table(task: ShardTask, start: int, rows: dict):
-    import pyarrow as pa
-
-    from cogen.build.arrow import grids_column, names_column, padded_rows_column, pairs_column
+@lru_cache(maxsize=1)
+def _names_by_token() -> np.ndarray:
     from cogen.engine import TRANSFORMS
 
     names = np.array([""] * (max(t.token for t in TRANSFORMS.values()) + 1), dtype=object)
     for transform in TRANSFORMS.values():
         names[transform.token] = transform.name
+    return names
+
+
+def _table(task: ShardTask, start: int, rows: dict):
+    import pyarrow as pa
+
+    from cogen.build.arrow import grids_column, names_column, padded_rows_column, pairs_column
+
+    names = _names_by_token()
     n = len(rows["ok"])
     counts = rows["n_objects"].astype(np.int64)
     ids = [f"{task.config}-{task.split}-{i}" for i in range(start, start + n)]
@@ -134,11 +141,12 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
     job: SplitJob = task.payload
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
         stop = min(start + ROW_GROUP_ROWS, task.stop)
-        rows = generate_rows(job, np.arange(start, stop), _retries_for(job, start, stop))
+        retries = _retries_for(job, start, stop)
+        rows = generate_rows(job, np.arange(start, stop), retries)
         _require_ok(rows, task.config, task.split, start)
         for name, count in zip(CAUSES, rows["causes"].sum(axis=0)):
             stats[name] = stats.get(name, 0) + int(count)
-        stats["regenerated"] = stats.get("regenerated", 0) + int(np.count_nonzero(_retries_for(job, start, stop)))
+        stats["regenerated"] = stats.get("regenerated", 0) + int(np.count_nonzero(retries))
         yield _table(task, start, rows)
 
 

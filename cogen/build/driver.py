@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from concurrent.futures import as_completed
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogen.build.executors import make_executor
-from cogen.build.manifest import environment_versions, manifest_path, read_manifests, write_json_atomic
+from cogen.build.manifest import environment_versions, manifest_path, write_json_atomic
 from cogen.build.shards import ShardResult, run_shard
 from cogen.errors import BuildError
 
@@ -108,7 +109,7 @@ def _output_folder(out) -> Path:
 def _clear_stale(out: Path, plan) -> None:
     """Forget a config's previous manifest if it differs, and delete files the plan does not write."""
     path = manifest_path(out, plan.config)
-    existing = read_manifests(out).get(plan.config)
+    existing = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     if existing is not None and existing.get("fingerprint") != plan.fingerprint:
         path.unlink()
         from cogen.hub.card import write_card
