@@ -43,7 +43,7 @@ experiments:
 
 
 def run_case(case: str, n: int) -> dict:
-    from cogen.build import build
+    from cogen.pipeline import build
 
     with tempfile.TemporaryDirectory() as folder:
         spec = Path(folder) / "spec.yaml"
@@ -70,7 +70,7 @@ def cases(n: int) -> None:
 
 
 def _peak_rss_child(n: int) -> None:
-    from cogen.build import build
+    from cogen.pipeline import build
 
     with tempfile.TemporaryDirectory() as folder:
         spec = Path(folder) / "spec.yaml"
@@ -90,7 +90,7 @@ def memory() -> None:
 
 
 def suite(workers: int) -> None:
-    from cogen.build import build
+    from cogen.pipeline import build
 
     total_rows, start = 0, time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:

@@ -41,7 +41,7 @@ def episodes(n: int) -> None:
 
 def build_run(workers: int, scale: float) -> None:
     """`cogen build` of the pool plus the four splits, then of everything else, into one folder."""
-    from cogen.build import build
+    from cogen.pipeline import build
 
     with tempfile.TemporaryDirectory() as folder:
         build("carc", Path(folder) / "warm", scale=0.001, workers=1)  # compile / load the Numba cache once

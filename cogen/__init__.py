@@ -7,7 +7,7 @@ The heavy parts live in subpackages that are imported when used:
 * :mod:`cogen.engine`   the 28 COGITAO transformations (registry + Numba kernels)
 * :mod:`cogen.specs`    YAML experiment specs, validated into frozen objects
 * :mod:`cogen.generate` the seeded rejection sampler
-* :mod:`cogen.build`    sharded, resumable, leak-free dataset builds
+* :mod:`cogen.pipeline`    sharded, resumable, leak-free dataset builds
 * :mod:`cogen.hub`      Hub-ready folders, dataset cards, previews and ``push``
 * :mod:`cogen.io`       loaders that turn a split into padded arrays and task-code tokens
 * :mod:`cogen.carc`     Compositional-ARC episodes and the systematicity-aware split

@@ -59,7 +59,7 @@ def small_build(tmp_path_factory):
 
     Two CompGen configs and one EnvGen config at scale 0.002 (200 training rows, 2 per other split).
     """
-    from cogen.build import build
+    from cogen.pipeline import build
 
     out = tmp_path_factory.mktemp("small-build")
     build("c1", out, scale=0.002, workers=1, only=["C1-1", "C1-2"])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cogen.build import build
-from cogen.build.verify import failed, verify
+from cogen.pipeline import build
+from cogen.pipeline.verify import failed, verify
 from cogen.errors import GenerationError
 from cogen.specs import packaged_specs
 
@@ -113,7 +113,7 @@ def test_resume_skips_finished_shards_and_rewrites_missing_ones(tiny_spec, tmp_p
 
 
 def test_interrupted_build_leaves_no_complete_looking_file(tiny_spec, tmp_path, monkeypatch):
-    import cogen.build.cogitao as cogitao
+    import cogen.pipeline.cogitao as cogitao
 
     out = tmp_path / "out"
     real = cogitao.shard_tables

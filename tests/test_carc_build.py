@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from cogen.build import build
-from cogen.build.verify import failed, verify
+from cogen.pipeline import build
+from cogen.pipeline.verify import failed, verify
 from cogen.carc.mlc import decode_grids, encoder_length, mlc_arrays
 from cogen.carc.split import held_out_triplets
 from cogen.cli import app

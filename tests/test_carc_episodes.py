@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from test_carc_oracle import apply, components, compose, normalised, render, touching
 
-from cogen.carc.build import CarcBuilder
+from cogen.pipeline.carc import CarcBuilder
 from cogen.carc.episodes import EpisodeSampler
 from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS
 from cogen.specs import load_spec

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from cogen.carc.spec import CarcSetting, setting_from_dict
+from cogen.specs.carc import CarcSetting, setting_from_dict
 from cogen.errors import SpecError, UnknownNameError
 from cogen.specs import load_spec, packaged_specs, parse_spec_text
 
@@ -45,10 +45,10 @@ def test_both_packaged_specs_exist_with_paper_sizes():
 
 
 def test_config_names():
-    names = [c.name for c in load_spec("carc").experiments]
+    names = [c.name for c in load_spec("carc").configs]
     assert names[:2] == ["carc-episodes", "carc-systematicity-1860"]
     assert {"carc-3shot-1890", "carc-static"} <= set(names) and len(names) == 10
-    assert [c.name for c in load_spec("carc_extended").experiments][0] == "carc-extended-episodes"
+    assert [c.name for c in load_spec("carc_extended").configs][0] == "carc-extended-episodes"
 
 
 def test_parameter_sets_match_the_paper():
@@ -65,7 +65,7 @@ def test_parameter_sets_match_the_paper():
 def test_scaling_only_and_seed():
     setting = load_spec("carc").scaled(0.002).only(["carc-systematicity-1870"]).with_seed(7)
     assert setting.episodes == 200 and setting.split.min_label_count == 10 and setting.seed == 7
-    assert [c.name for c in setting.experiments] == ["carc-systematicity-1870"]
+    assert [c.name for c in setting.configs] == ["carc-systematicity-1870"]
     with pytest.raises(UnknownNameError, match="did you mean"):
         setting.only(["carc-systematicity-1869"])
 
@@ -74,7 +74,7 @@ def test_round_trip_through_the_manifest_dict():
     setting = load_spec("carc_extended")
     again = setting_from_dict(setting.to_dict())
     assert again.to_dict() == setting.to_dict() and again.variants() == setting.variants()
-    assert setting.fingerprint(setting.experiments[0]) == again.fingerprint(again.experiments[0])
+    assert setting.fingerprint(setting.configs[0]) == again.fingerprint(again.configs[0])
 
 
 @pytest.mark.parametrize("change, expected", [

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 from test_carc_oracle import components, compose, normalised, render
 
-from cogen.carc.build import static_episodes
+from cogen.pipeline.carc import static_episodes
 from cogen.carc.grammar import KINDS, ROLES
 from cogen.carc.static import FREE_COLORS, SHAPES, static_rows
 from cogen.specs import load_spec

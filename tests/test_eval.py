@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cogen.build import build
+from cogen.pipeline import build
 from cogen.cli import app
 from cogen.engine import PlacedObject, apply_sequence
-from cogen.errors import EvalError
-from cogen.eval import baseline_records, evaluate, load_split, summary_rows, write_predictions
+from cogen.errors import DataError, EvalError
+from cogen.eval import baseline_records, evaluate, summary_rows, write_predictions
+from cogen.folder import read_split
 
 SPEC = """\
 setting: E
@@ -42,7 +43,7 @@ def data(tmp_path_factory) -> Path:
 
 
 def _rows(data: Path, split: str = "test_ood") -> list[dict]:
-    return load_split(data, "E-1", split).table.to_pylist()
+    return read_split(data, "E-1", split).table.to_pylist()
 
 
 def _write(path: Path, records) -> Path:
@@ -51,7 +52,7 @@ def _write(path: Path, records) -> Path:
 
 
 def test_predicting_the_target_scores_100(data, tmp_path):
-    split = load_split(data, "E-1", "test_ood")
+    split = read_split(data, "E-1", "test_ood")
     metrics = evaluate(data, "E-1", "test_ood", _write(tmp_path / "p.jsonl", baseline_records(split, "target")))
     for name in ("grid_accuracy", "grid_accuracy_valid", "per_pixel_accuracy", "per_pixel_accuracy_padded",
                  "object_pixel_accuracy"):
@@ -106,7 +107,7 @@ def test_predicting_an_in_domain_sequence_output_is_100_percent_stubborn(data, t
 
 
 def test_stubbornness_is_skipped_in_domain(data, tmp_path):
-    split = load_split(data, "E-1", "test")
+    split = read_split(data, "E-1", "test")
     metrics = evaluate(data, "E-1", "test", _write(tmp_path / "p.jsonl", baseline_records(split, "identity")))
     assert metrics["stubbornness"]["computed"] is False
     assert "stubborn" not in metrics["errors"]
@@ -115,7 +116,7 @@ def test_stubbornness_is_skipped_in_domain(data, tmp_path):
 def test_unverifiable_scenes_are_counted_not_guessed(data, tmp_path, monkeypatch):
     import cogen.eval.cogitao as module
 
-    split = load_split(data, "E-1", "test_ood")
+    split = read_split(data, "E-1", "test_ood")
     monkeypatch.setattr(module, "scenes", lambda table, inputs: ([None] * table.num_rows, "other bank"))
     metrics = evaluate(data, "E-1", "test_ood", _write(tmp_path / "p.jsonl", baseline_records(split, "identity")))
     assert metrics["stubbornness"]["unverifiable"] == 30 and metrics["stubbornness"]["stubborn"] == 0
@@ -168,13 +169,13 @@ def test_parquet_predictions_with_bad_rows(data, tmp_path):
     assert evaluate(data, "E-1", "test_ood", tmp_path / "q.parquet")["grid_accuracy"] == 1.0
 
 
-def test_wrong_files_and_names_raise_eval_errors(data, tmp_path):
+def test_wrong_files_and_names_raise_clear_errors(data, tmp_path):
     with pytest.raises(EvalError, match="no such predictions file"):
         evaluate(data, "E-1", "test_ood", tmp_path / "none.jsonl")
-    with pytest.raises(EvalError, match="no config"):
-        load_split(data, "E-9", "test_ood")
-    with pytest.raises(EvalError, match="no split"):
-        load_split(data, "E-1", "dev")
+    with pytest.raises(DataError, match="no config"):
+        read_split(data, "E-9", "test_ood")
+    with pytest.raises(DataError, match="no split"):
+        read_split(data, "E-1", "dev")
     (tmp_path / "p.csv").write_text("id,prediction\n")
     with pytest.raises(EvalError, match=".jsonl or .parquet"):
         evaluate(data, "E-1", "test_ood", tmp_path / "p.csv")
@@ -196,21 +197,21 @@ def test_hub_repo_ids_are_fetched_with_hf_hub_download(data, monkeypatch):
         return str(data / filename)
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
-    split = load_split("someone/cogen-e", "E-1", "test_ood")
+    split = read_split("someone/cogen-e", "E-1", "test_ood")
     assert split.source == "hf://datasets/someone/cogen-e" and split.table.num_rows == 30
     assert calls[0] == ("someone/cogen-e", "manifests/E-1.json", "dataset")
     assert all(kind == "dataset" for _, _, kind in calls) and len(calls) == 2
 
 
-def test_hub_failures_become_eval_errors():
-    with pytest.raises(EvalError, match="cannot download manifests/E-1.json"):
-        load_split("someone/not-cached-anywhere", "E-1", "test_ood")  # tests run with HF_HUB_OFFLINE=1
-    with pytest.raises(EvalError, match="neither a dataset folder nor a Hub repo id"):
-        load_split("./no/such/folder", "E-1", "test_ood")
+def test_hub_failures_become_data_errors():
+    with pytest.raises(DataError, match="cannot download manifests/E-1.json"):
+        read_split("someone/not-cached-anywhere", "E-1", "test_ood")  # tests run with HF_HUB_OFFLINE=1
+    with pytest.raises(DataError, match="neither a dataset folder nor a Hub repo id"):
+        read_split("./no/such/folder", "E-1", "test_ood")
 
 
 def test_pad_defaults_to_the_experiments_largest_grid(data, tmp_path):
-    split = load_split(data, "E-1", "test_ood")
+    split = read_split(data, "E-1", "test_ood")
     path = _write(tmp_path / "p.jsonl", baseline_records(split, "zeros"))
     assert evaluate(data, "E-1", "test_ood", path)["pad_size"] == [8, 8]
     wide = evaluate(data, "E-1", "test_ood", path, pad=(30, 30))
@@ -242,7 +243,7 @@ def test_cli_requires_its_options():
 
 
 def test_grids_read_back_exactly(data):
-    split = load_split(data, "E-1", "test_ood")
+    split = read_split(data, "E-1", "test_ood")
     from cogen.eval._arrow import stack_column
 
     stack, reasons = stack_column(split.table.column("input"))

@@ -10,9 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cogen.cli import app
-from cogen.eval import baseline_records, evaluate, expected_ids, load_split, write_predictions
+from cogen.eval import baseline_records, evaluate, expected_ids, write_predictions
+from cogen.folder import read_split
 
-pytest.importorskip("cogen.carc.build")
+pytest.importorskip("cogen.pipeline.carc")
 
 CONFIG = "carc-systematicity-1860"
 runner = CliRunner()
@@ -20,7 +21,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    from cogen.build import build
+    from cogen.pipeline import build
 
     out = tmp_path_factory.mktemp("carc")
     build("carc", out, scale=0.001, workers=1, only=[CONFIG])
@@ -29,16 +30,16 @@ def data(tmp_path_factory) -> Path:
 
 def _predict(data: Path, tmp_path: Path, kind: str, queries: str = "all") -> dict:
     path = tmp_path / f"{kind}.jsonl"
-    write_predictions(path, baseline_records(load_split(data, CONFIG, "test"), kind, queries))
+    write_predictions(path, baseline_records(read_split(data, CONFIG, "test"), kind, queries=queries))
     return evaluate(data, CONFIG, "test", path, queries=queries)
 
 
 def test_every_query_has_its_own_id(data):
-    split = load_split(data, CONFIG, "test")
+    split = read_split(data, CONFIG, "test")
     ids = expected_ids(split)
     rows = split.table.column("id").to_pylist()
     assert len(ids) == 10 * len(rows) and ids[:2] == [f"{rows[0]}-q0", f"{rows[0]}-q1"]
-    assert expected_ids(split, "first") == [f"{row}-q0" for row in rows]
+    assert expected_ids(split, queries="first") == [f"{row}-q0" for row in rows]
 
 
 def test_target_predictions_score_100(data, tmp_path):
@@ -47,7 +48,7 @@ def test_target_predictions_score_100(data, tmp_path):
                  "shape_accuracy_code", "valid_rate", "grid_accuracy"):
         assert metrics[name] == 1.0, name
     assert sum(metrics["errors"].values()) == 0
-    assert set(metrics["by_triplet"]) == set(load_split(data, CONFIG, "test").table.column("triplet").to_pylist())
+    assert set(metrics["by_triplet"]) == set(read_split(data, CONFIG, "test").table.column("triplet").to_pylist())
 
 
 def test_identity_predictions_are_no_transformation(data, tmp_path):
@@ -63,7 +64,7 @@ def test_primitive_outputs_on_real_episodes_are_classified_as_primitives(data):
     from cogen.eval.carc import _queries, expected_queries, query_grids
     from cogen.metrics.carc import ROLES, classify_error
 
-    split = load_split(data, CONFIG, "test")
+    split = read_split(data, CONFIG, "test")
     index = expected_queries(split)
     queries = _queries(split, index.rows, query_grids(split, "query_inputs", index.positions),
                        query_grids(split, "query_outputs", index.positions))
@@ -96,10 +97,10 @@ def _mask(cells) -> np.ndarray:
 
 def test_first_query_protocol_and_missing_queries(data, tmp_path):
     metrics = _predict(data, tmp_path, "target", queries="first")
-    assert metrics["n"] == load_split(data, CONFIG, "test").table.num_rows and metrics["exact_match"] == 1.0
+    assert metrics["n"] == read_split(data, CONFIG, "test").table.num_rows and metrics["exact_match"] == 1.0
     # all-query predictions scored under the first-query protocol: the other queries are extra ids
     path = tmp_path / "all.jsonl"
-    write_predictions(path, baseline_records(load_split(data, CONFIG, "test"), "target"))
+    write_predictions(path, baseline_records(read_split(data, CONFIG, "test"), "target"))
     first = evaluate(data, CONFIG, "test", path, queries="first")
     assert first["format_errors"]["extra_ids"] == 9 * first["n"] and first["exact_match"] == 1.0
     # first-query predictions scored against all queries: nine in ten missing

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cogen.build import build
-from cogen.build.manifest import read_manifests
-from cogen.hub.card import card_header, render_card, write_card
+from cogen.pipeline import build
+from cogen.folder.manifest import read_manifests
+from cogen.card.card import card_header, render_card, write_card
 from cogen.palette import ARC_RGB
 
 GOLDEN = Path(__file__).parent / "golden" / "hub_card_header.yaml"
@@ -104,7 +104,7 @@ def _section(text: str, title: str) -> str:
 
 def test_card_body_is_derived_from_manifests_registry_and_differences(small_build):
     from cogen.engine.registry import markdown_table
-    from cogen.hub.differences import DIFFERENCES
+    from cogen.card.differences import DIFFERENCES
 
     text = (small_build / "README.md").read_text(encoding="utf-8")
     manifests = read_manifests(small_build)
@@ -140,7 +140,7 @@ def test_build_draws_a_preview_per_config_and_the_card_shows_it(small_build):
 def test_a_preview_draws_the_first_rows_cell_by_cell_in_arc_colours(small_build, tmp_path):
     import pyarrow.parquet as pq
 
-    from cogen.hub import preview
+    from cogen.card import preview
 
     [drawn] = preview.render_config(small_build, ["C1-1"], "test_ood", 2, tmp_path, cell=5)
     assert drawn.path == tmp_path / "C1-1-test_ood.png" and drawn.labels == ("test_ood",)

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cogen.build import build
-from cogen.build.manifest import read_manifests
-from cogen.build.verify import failed, verify
+from cogen.pipeline import build
+from cogen.folder.manifest import read_manifests
+from cogen.pipeline.verify import failed, verify
 from cogen.errors import BuildError
 from cogen.hub.merging import merge
 from cogen.specs import packaged_specs

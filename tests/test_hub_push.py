@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cogen.build import build
-from cogen.build.manifest import read_manifests
+from cogen.pipeline import build
+from cogen.folder.manifest import read_manifests
 from cogen.errors import PublishError
 from cogen.hub.publish import hub_settings, push, upload_plan
 

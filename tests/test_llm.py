@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cogen.build import build
+from cogen.pipeline import build
 from cogen.cli import app
-from cogen.eval import evaluate, load_split
+from cogen.eval import evaluate
+from cogen.folder import read_split
 from cogen.llm import export_prompts, parse_replies, parse_reply, task_codes
 from cogen.llm.prompts import choose_examples
 from cogen.specs.schema import experiment_from_dict
@@ -69,7 +70,7 @@ def test_marker_modes():
 
 
 def test_coded_task_codes_are_deterministic_and_in_spec_order(data):
-    experiment = experiment_from_dict(load_split(data, "L-1", "test").manifest["spec"])
+    experiment = experiment_from_dict(read_split(data, "L-1", "test").manifest["spec"])
     assert task_codes(experiment, "coded") == {"rot90": "t1", "translate_up": "t2", "mirror_horizontal": "t3"}
     assert task_codes(experiment, "explicit") == {"rot90": "rot90", "translate_up": "translate_up",
                                                   "mirror_horizontal": "mirror_horizontal"}
@@ -110,7 +111,7 @@ def test_cogitao_export_is_deterministic_and_labels_examples(data, tmp_path):
 def test_cogitao_round_trip_prompts_replies_eval(data, tmp_path):
     prompts = tmp_path / "prompts.jsonl"
     export_prompts(data, "L-1", "test_ood", prompts)
-    answers = {row["id"]: row["output"] for row in load_split(data, "L-1", "test_ood").table.to_pylist()}
+    answers = {row["id"]: row["output"] for row in read_split(data, "L-1", "test_ood").table.to_pylist()}
     replies = tmp_path / "replies.jsonl"
     with replies.open("w") as out:
         for k, line in enumerate(prompts.read_text().splitlines()):
@@ -141,12 +142,12 @@ def test_prompts_cli_round_trip(data, tmp_path):
 
 
 def test_carc_prompts_follow_the_papers_template(tmp_path):
-    pytest.importorskip("cogen.carc.build")
+    pytest.importorskip("cogen.pipeline.carc")
     out = tmp_path / "carc"
     build("carc", out, scale=0.001, workers=1, only=["carc-systematicity-1860", "carc-3shot-1860"])
     prompts = tmp_path / "prompts.jsonl"
     count = export_prompts(out, "carc-systematicity-1860", "test", prompts)
-    split = load_split(out, "carc-systematicity-1860", "test")
+    split = read_split(out, "carc-systematicity-1860", "test")
     assert count == split.table.num_rows  # one query per episode by default, as the paper
     record = json.loads(prompts.read_text().splitlines()[0])
     prompt = record["prompt"]

@@ -29,7 +29,7 @@ def test_readme_names_every_packaged_spec():
 
 
 def test_differences_table_is_the_one_the_dataset_card_shows():
-    from cogen.hub.differences import differences_table
+    from cogen.card.differences import differences_table
 
     block = re.search(r"<!-- differences:start -->\n(.*?)<!-- differences:end -->", README, re.S)
     assert block, "README lost its differences markers"

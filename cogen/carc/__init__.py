@@ -6,16 +6,20 @@ level-1 compositions, queries ask for the level-2 composition shape -> colour ->
 
 * :mod:`cogen.carc.episodes`  :class:`EpisodeSampler`: episodes as a pure function of (spec, index, retry)
 * :mod:`cogen.carc.split`     the reference's triplet split (seeds 1860-1890 reproduce the paper's Table 7)
-* :mod:`cogen.carc.spec`      ``family: carc`` spec files (``split_specs/carc.yaml``, ``carc_extended.yaml``)
-* :mod:`cogen.carc.build`     the family's part of ``cogen build``; :mod:`cogen.carc.verify` its checks
+* :mod:`cogen.carc.layout`    how many examples of each kind an episode holds
+* :mod:`cogen.carc.static`    the static fixed-grammar variant
+* :mod:`cogen.carc.table`     the rows of a config and their Arrow columns
 * :mod:`cogen.carc.mlc`       the MLC model's 2x2-patch token layout (NumPy only)
 
-Importing this package loads neither Numba nor pyarrow; the kernels load on first use.
+This package is the family's domain and imports nothing above it: its spec reader is
+:mod:`cogen.specs.carc`, its part of ``cogen build`` and ``cogen verify`` is
+:mod:`cogen.pipeline.carc` and :mod:`cogen.pipeline.carc_checks`. Importing it loads neither
+Numba nor pyarrow; the kernels load on first use.
 """
 
 from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS, Variant
-from cogen.carc.spec import CarcSetting, Layout
+from cogen.carc.layout import Layout, StaticSpec
 from cogen.carc.split import all_triplets, held_out_triplets, split_rows
 
-__all__ = ["KINDS", "ROLES", "TRANSFORMATIONS", "CarcSetting", "Layout", "Variant", "all_triplets",
-           "held_out_triplets", "split_rows"]
+__all__ = ["KINDS", "ROLES", "TRANSFORMATIONS", "Layout", "StaticSpec", "Variant", "all_triplets", "held_out_triplets",
+           "split_rows"]

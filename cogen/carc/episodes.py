@@ -16,12 +16,16 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS, Variant, triplet_name
-from cogen.carc.spec import CarcSetting, Layout
+from cogen.carc.layout import Layout
 from cogen.errors import GenerationError
+
+if TYPE_CHECKING:
+    from cogen.specs.carc import CarcSetting
 
 __all__ = ["MAX_DRAWS", "MAX_GRAMMARS", "EpisodeBatch", "EpisodeSampler", "mask_cells", "stream_seed", "triplet_codes"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cogen.carc.grammar import Variant
-from cogen.carc.spec import Layout, StaticSpec
+from cogen.carc.layout import Layout, StaticSpec
 from cogen.carc.split import static_split
 from cogen.carc.table import RowData
 

@@ -39,7 +39,7 @@ def build(
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
 ) -> None:
     """Build the configs of a spec into a Hub-ready dataset folder (resumes interrupted builds)."""
-    from cogen.build import build as run_build
+    from cogen.pipeline import build as run_build
 
     names = [name.strip() for name in only.split(",") if name.strip()] if only else None
     with _progress_bar(progress) as bar:
@@ -75,7 +75,7 @@ def _progress_bar(enabled: bool):
 def _print_report(report) -> None:
     from rich.table import Table
 
-    table = Table(title=f"built into {report.out} in {report.seconds:.1f} s", title_justify="left")
+    table = Table(title=f"built into {report.folder} in {report.seconds:.1f} s", title_justify="left")
     for column in ("config", "train", "val", "test", "val_ood", "test_ood", "accepted", "shards"):
         table.add_column(column, justify="right" if column != "config" else "left")
     for config in report.configs:
@@ -87,7 +87,7 @@ def _print_report(report) -> None:
                                        ("train", "validation", "test", "validation_ood", "test_ood")), rate, shards)
     _console.out.print(table)
     first = report.configs[0].config if report.configs else "<config>"
-    _console.out.print(f'load with: datasets.load_dataset("{report.out}", "{first}")')
+    _console.out.print(f'load with: datasets.load_dataset("{report.folder}", "{first}")')
 
 
 def verify(
@@ -97,8 +97,8 @@ def verify(
     """Re-check a built folder: schema, counts, held-out sequences, uniqueness, determinism."""
     from rich.table import Table
 
-    from cogen.build.verify import failed
-    from cogen.build.verify import verify as run_verify
+    from cogen.pipeline.verify import failed
+    from cogen.pipeline.verify import verify as run_verify
 
     checks = run_verify(folder, shards_per_config=shards)
     table = Table(title=f"cogen verify {folder}", title_justify="left")
@@ -123,7 +123,7 @@ def sample(
     seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
 ) -> None:
     """Draw one input/output pair for a sequence and show it in the terminal in colour."""
-    from cogen.display import grids_side_by_side
+    from cogen.cli._display import grids_side_by_side
     from cogen.generate.single import sample_one
 
     height, width = _grid_size(grid)

@@ -28,8 +28,8 @@ def evaluate(
                                                      help="Predictions (.jsonl or .parquet): columns id, prediction.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write every metric to this JSON file.")] = None,
     pad: Annotated[str | None, typer.Option(help="Fixed HxW of the padded per-pixel accuracy (default: the experiment's largest grid).")] = None,
-    stubbornness: Annotated[bool, typer.Option("--stubbornness/--no-stubbornness", help="Compute stubbornness (OOD splits of composition experiments).")] = True,
-    queries: Annotated[str, typer.Option(help=_QUERIES_HELP)] = "all",
+    stubbornness: Annotated[bool | None, typer.Option("--stubbornness/--no-stubbornness", help="COGITAO: compute stubbornness (OOD splits of composition experiments; default on).", show_default=False)] = None,
+    queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
     breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Print the per-transformation and per-sequence tables.")] = True,
 ) -> None:
     """Score --predictions against --split of --config; print a table, optionally write --json."""
@@ -54,12 +54,13 @@ def baseline(
     out: Annotated[Path, typer.Option("--out", "-o", help="Predictions file to write (.jsonl or .parquet).")],
     split: Annotated[str, typer.Option("--split", "-s", help="Split to predict.")] = "test_ood",
     kind: Annotated[str, typer.Option(help="identity (the input), target (the answer: 100 %) or zeros.")] = "identity",
-    queries: Annotated[str, typer.Option(help=_QUERIES_HELP)] = "all",
+    queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
 ) -> None:
     """Write trivial predictions for a split, to smoke-test an evaluation pipeline."""
-    from cogen.eval import baseline_records, load_split, write_predictions
+    from cogen.eval import baseline_records, write_predictions
+    from cogen.folder import read_split
 
-    count = write_predictions(out, baseline_records(load_split(data, config, split), kind, queries))
+    count = write_predictions(out, baseline_records(read_split(data, config, split), kind, queries=queries))
     _console.out.print(f"wrote {count} {kind} predictions to {out}")
 
 

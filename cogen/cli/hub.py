@@ -36,7 +36,7 @@ def push(
     message: Annotated[str | None, typer.Option("--message", "-m", help="Commit message.")] = None,
 ) -> None:
     """Publish a build folder to a Hugging Face dataset repo in one commit (honours HF_ENDPOINT, HF_TOKEN)."""
-    from cogen.hub.publish import MANAGED_FOLDERS
+    from cogen.folder import MANAGED_DIRS
     from cogen.hub.publish import push as run_push
 
     result = run_push(folder, repo, token=token, private=private, dry_run=dry_run, verify=verify,
@@ -45,7 +45,7 @@ def push(
     if dry_run:
         _print_plan(plan)
         _console.out.print(f"dry run: would upload {len(plan.files)} files ({_size(plan.total_bytes)}) to {repo} in "
-                           f"one commit, and delete remote files under {', '.join(MANAGED_FOLDERS)} that are not listed")
+                           f"one commit, and delete remote files under {', '.join(MANAGED_DIRS)} that are not listed")
         return
     _console.out.print(f"pushed {len(plan.files)} files ({_size(plan.total_bytes)}), {len(plan.configs)} configs "
                        f"to {repo} in one commit ({result.seconds:.1f} s)"
@@ -84,7 +84,7 @@ def merge(
     for label, names in (("added", report.added), ("replaced", report.replaced), ("unchanged", report.unchanged)):
         if names:
             _console.out.print(f"{label} ({len(names)}): {', '.join(names)}")
-    _console.out.print(f"merged into {report.into} in {report.seconds:.1f} s; check with `cogen verify {report.into}`")
+    _console.out.print(f"merged into {report.folder} in {report.seconds:.1f} s; check with `cogen verify {report.folder}`")
 
 
 def render(
@@ -96,7 +96,7 @@ def render(
     cell: Annotated[int | None, typer.Option(min=1, help="Pixels per grid cell (default: fit ~100 px a grid).")] = None,
 ) -> None:
     """Draw input/output pairs of built data as PNG images with the ARC colours (<config>-<split>.png)."""
-    from cogen.hub.preview import render_config
+    from cogen.card.preview import render_config
 
     names = [name.strip() for name in config.split(",") if name.strip()] if config else None
     for preview in render_config(folder, names, split, n, out, cell):
@@ -108,6 +108,6 @@ def card(
     previews: Annotated[bool, typer.Option("--previews/--no-previews", help="Bring preview images up to date.")] = True,
 ) -> None:
     """Rewrite the dataset card (README.md) and its preview images from the folder's manifests."""
-    from cogen.hub.card import write_card
+    from cogen.card.card import write_card
 
     _console.out.print(f"wrote {write_card(folder, previews=previews)}")

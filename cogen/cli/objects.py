@@ -73,7 +73,7 @@ def _show(
 ) -> None:
     """Draw objects in the terminal with their colours."""
     from cogen.bank import load_bank, parse_where
-    from cogen.display import grids_side_by_side
+    from cogen.cli._display import grids_side_by_side
 
     if not ids and where is None:
         raise typer.BadParameter("give --id N (repeatable) or --where '...'")

@@ -21,10 +21,10 @@ def export(
     config: Annotated[str, typer.Option("--config", "-c", help="Config name, e.g. C3-1.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Prompts file to write (JSONL: id, prompt, ...).")],
     split: Annotated[str, typer.Option("--split", "-s", help="Split to prompt for.")] = "test_ood",
-    regime: Annotated[str, typer.Option(help="COGITAO task codes: explicit (names) or coded (t1, t2, ...).")] = "explicit",
-    examples: Annotated[int, typer.Option(min=1, help="COGITAO: in-context examples per prompt (from train).")] = 5,
-    seed: Annotated[int, typer.Option(help="COGITAO: seed of the in-context example draw.")] = 0,
-    queries: Annotated[str, typer.Option(help="Compositional-ARC: first query of each episode, or all.")] = "first",
+    regime: Annotated[str | None, typer.Option(help="COGITAO task codes: explicit (names) or coded (t1, t2, ...). [default: explicit]")] = None,
+    examples: Annotated[int | None, typer.Option(min=1, help="COGITAO: in-context examples per prompt (from train). [default: 5]")] = None,
+    seed: Annotated[int | None, typer.Option(help="COGITAO: seed of the in-context example draw. [default: 0]")] = None,
+    queries: Annotated[str | None, typer.Option(help="Compositional-ARC: first query of each episode, or all. [default: first]")] = None,
 ) -> None:
     """Write one prompt per expected prediction id."""
     from cogen.llm import export_prompts

@@ -14,15 +14,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from cogen.errors import EvalError
-from cogen.eval.data import SplitData
-from cogen.eval.predictions import FormatReport
+from cogen.eval.predictions import FormatReport, RawPredictions, align_predictions
+from cogen.folder import SplitData
 from cogen.metrics.carc import ERROR_CATEGORIES, CarcQuery, CarcScores, error_taxonomy, score_queries
 from cogen.metrics.grids import GridStack
 
-__all__ = ["QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_queries", "query_grids", "query_id"]
+__all__ = ["HEADLINES", "OPTIONS", "QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_ids", "expected_queries",
+           "query_grids", "query_id", "reference_grids", "score", "summary_rows"]
 
 #: Which queries of each episode are expected: all of them, or the first (the paper's LLM protocol).
 QUERY_MODES = ("all", "first")
+#: Options of ``cogen eval`` for Compositional-ARC configs, with their defaults (see :func:`score`).
+OPTIONS = {"queries": "all"}
+#: The metrics ``cogen eval`` prints first.
+HEADLINES = ("exact_match", "exact_match_valid", "color_accuracy", "color_accuracy_code", "shape_accuracy",
+             "shape_accuracy_code", "valid_rate")
 
 
 def query_id(row_id: str, query: int) -> str:
@@ -54,6 +60,28 @@ def expected_queries(split: SplitData, queries: str = "all") -> QueryIndex:
     row_ids = split.table.column("id").to_pylist()
     ids = [query_id(row_ids[r], int(q)) for r, q in zip(rows[keep], numbers[keep])]
     return QueryIndex(ids, rows[keep], numbers[keep], np.flatnonzero(keep))
+
+
+def expected_ids(split: SplitData, queries: str = "all") -> list[str]:
+    """The prediction ids a split expects: ``<row id>-q<j>`` for every expected query."""
+    return expected_queries(split, queries).ids
+
+
+def reference_grids(split: SplitData, column: str, queries: str = "all") -> GridStack:
+    """The query ``input`` or ``output`` grid of every expected id."""
+    return query_grids(split, f"query_{column}s", expected_queries(split, queries).positions)
+
+
+def score(split: SplitData, raw: RawPredictions, queries: str = "all") -> dict:
+    """Align ``raw`` predictions with the expected queries and compute every metric (:func:`evaluate_carc`)."""
+    index = expected_queries(split, queries)
+    aligned, _, report = align_predictions(raw, index.ids)
+    return {"queries": queries, **evaluate_carc(split, aligned, report, index)}
+
+
+def summary_rows(metrics: dict) -> list[tuple[str, str]]:
+    """Compositional-ARC adds no lines to ``cogen eval``'s summary beyond its headline metrics."""
+    return []
 
 
 def query_grids(split: SplitData, column: str, positions: np.ndarray) -> GridStack:

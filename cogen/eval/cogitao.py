@@ -9,14 +9,22 @@ from collections import Counter
 
 import numpy as np
 
-from cogen.eval.data import SplitData
-from cogen.eval.predictions import FormatReport
+from cogen.eval._arrow import stack_column
+from cogen.eval._text import percent
+from cogen.eval.predictions import FormatReport, RawPredictions, align_predictions
+from cogen.folder import SplitData
 from cogen.metrics.cogitao import GridScores, equal_grids, score_grids
 from cogen.metrics.grids import GridStack
 from cogen.metrics.stubborn import Scene, stubbornness
 
-__all__ = ["MAX_IN_DOMAIN_SEQUENCES", "ERROR_CATEGORIES", "evaluate_cogitao", "experiment_pad", "in_domain_sequences",
-           "scenes"]
+__all__ = ["ERROR_CATEGORIES", "HEADLINES", "MAX_IN_DOMAIN_SEQUENCES", "OPTIONS", "evaluate_cogitao", "expected_ids",
+           "experiment_pad", "in_domain_sequences", "reference_grids", "scenes", "score", "summary_rows"]
+
+#: Options of ``cogen eval`` for COGITAO configs, with their defaults (see :func:`score`).
+OPTIONS = {"pad": None, "stubbornness": True}
+#: The metrics ``cogen eval`` prints first.
+HEADLINES = ("grid_accuracy", "grid_accuracy_valid", "per_pixel_accuracy", "per_pixel_accuracy_padded",
+             "object_pixel_accuracy", "object_pixel_error_paper", "no_transformation")
 
 #: Stubbornness re-applies every in-domain sequence to every sample; beyond this many it is skipped.
 MAX_IN_DOMAIN_SEQUENCES = 5_000
@@ -136,11 +144,37 @@ def _errors(valid, exact, no_transformation, stubborn) -> dict[str, int]:
     return counts
 
 
+def expected_ids(split: SplitData) -> list[str]:
+    """The prediction ids a COGITAO split expects: one per row, the row's ``id``."""
+    return [str(name) for name in split.table.column("id").to_pylist()]
+
+
+def reference_grids(split: SplitData, column: str) -> GridStack:
+    """The ``input`` or ``output`` grid of every expected id."""
+    return stack_column(split.table.column(column))[0]
+
+
+def score(split: SplitData, raw: RawPredictions, pad: tuple[int, int] | None = None,
+          stubbornness: bool = True) -> dict:
+    """Align ``raw`` predictions with the split's rows and compute every metric (:func:`evaluate_cogitao`)."""
+    aligned, _, report = align_predictions(raw, expected_ids(split))
+    return evaluate_cogitao(split, aligned, report, pad, stubbornness)
+
+
+def summary_rows(metrics: dict) -> list[tuple[str, str]]:
+    """The COGITAO-only lines of ``cogen eval``'s summary: pad size, objects, stubbornness."""
+    objects, stubborn = metrics["objects"], metrics["stubbornness"]
+    stubborn_text = (f"{percent(stubborn['value'])} ({stubborn['stubborn']} of {metrics['n']}; "
+                     f"{percent(stubborn['of_errors'])} of errors)" if stubborn["computed"]
+                     else f"– ({stubborn['reason']})")
+    return [("pad size", "x".join(map(str, metrics["pad_size"]))),
+            ("objects found / missed / extra", f"{objects['found']} / {objects['missed']} / {objects['extra']}"),
+            ("stubbornness", stubborn_text)]
+
+
 def evaluate_cogitao(split: SplitData, predictions: GridStack, report: FormatReport,
                      pad: tuple[int, int] | None = None, with_stubbornness: bool = True) -> dict:
     """The metrics of a COGITAO split as a JSON-ready dict (see ``docs/evaluation.md``)."""
-    from cogen.eval._arrow import stack_column
-
     inputs, _ = stack_column(split.table.column("input"))
     targets, _ = stack_column(split.table.column("output"))
     pad = pad or experiment_pad(split.manifest)

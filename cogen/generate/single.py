@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cogen.errors import SpecError
+from cogen.errors import GenerationError, SpecError
 
 __all__ = ["Sample", "sample_one"]
 
@@ -32,12 +32,10 @@ def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, 
     objects of at most 5x5, as in the paper's studies.
     """
     from cogen.bank import load_bank, parse_where
-    from cogen.build.cogitao import SplitJob, generate_rows, rejection_text
     from cogen.engine import resolve
-    from cogen.generate.program import stream_seed
-    from cogen.specs._fields import Range
+    from cogen.generate.sampler import SplitJob, generate_rows, rejection_text
+    from cogen.specs import Domain, Grid, ObjectFilter, Range, SequenceSet
     from cogen.specs.cogitao import MAX_GRID, max_objects_on_grid, object_query
-    from cogen.specs.schema import Domain, Grid, ObjectFilter, SequenceSet
 
     if not transforms:
         raise SpecError("no transformation given", fix="e.g. --transforms rot90,translate_up")
@@ -54,10 +52,8 @@ def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, 
     query = object_query(domain.objects, sequence)
     if query is None or len(load_bank().select(query)) == 0:
         raise SpecError(f"no bank object satisfies the filter and the preconditions of {' -> '.join(sequence)}")
-    rows = generate_rows(SplitJob(domain, int(stream_seed(seed, "cogen-sample", "train"))), np.array([0]))
+    rows = generate_rows(SplitJob.of(domain, seed, "cogen-sample", "train"), np.array([0]))
     if not rows["ok"][0]:
-        from cogen.errors import GenerationError
-
         raise GenerationError(f"no valid grid found: {rejection_text(rows['causes'][0])}")
     h, w = rows["sizes"][0]
     n = int(rows["n_objects"][0])

@@ -19,9 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogen.build.manifest import manifest_path, read_manifests, write_json_atomic
 from cogen.errors import BuildError
-from cogen.hub._folder import folder_manifests
+from cogen.folder import CARD_FILE, DATA_DIR, folder_manifests, manifest_path, read_manifests, write_json_atomic
 
 __all__ = ["MergeReport", "merge"]
 
@@ -30,7 +29,7 @@ __all__ = ["MergeReport", "merge"]
 class MergeReport:
     """What a merge did: configs added, replaced and already up to date, and where each came from."""
 
-    into: Path
+    folder: Path
     added: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -87,10 +86,10 @@ def _copy(source: Path, target: Path, link: bool) -> None:
     shutil.copyfile(source, target)
 
 
-def _install_config(source: Path, into: Path, manifest: dict, link: bool) -> None:
-    """Copy one config's files into ``into`` via a staging folder swapped in by renames."""
+def _install_config(source: Path, folder: Path, manifest: dict, link: bool) -> None:
+    """Copy one config's files into ``folder`` via a staging folder swapped in by renames."""
     name = manifest["config"]
-    data = into / "data"
+    data = folder / DATA_DIR
     staging, old = data / f".{name}.merging", data / f".{name}.replaced"
     for leftover in (staging, old):
         shutil.rmtree(leftover, ignore_errors=True)
@@ -105,35 +104,35 @@ def _install_config(source: Path, into: Path, manifest: dict, link: bool) -> Non
     shutil.rmtree(old, ignore_errors=True)
 
 
-def merge(sources: list[str | Path], into: str | Path, *, link: bool = False) -> MergeReport:
-    """Merge the configs of the build folders ``sources`` into the folder ``into``.
+def merge(sources: list[str | Path], folder: str | Path, *, link: bool = False) -> MergeReport:
+    """Merge the configs of the build folders ``sources`` into the folder ``folder``.
 
-    Configs of ``into`` that no source holds are kept; a config that a source holds replaces the
-    one in ``into`` (it is left alone when its contents are already the same). ``link`` hard-links
+    Configs of ``folder`` that no source holds are kept; a config that a source holds replaces the
+    one in ``folder`` (it is left alone when its contents are already the same). ``link`` hard-links
     shard files instead of copying them (shards are never modified in place, only replaced).
     Raises :class:`cogen.errors.BuildError` on conflicting or incomplete sources, before any change.
     """
     started = time.perf_counter()
-    into = Path(into)
-    if into.exists() and not into.is_dir():
-        raise BuildError(f"{into} exists and is not a folder; choose another --into")
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise BuildError(f"{folder} exists and is not a folder; choose another --into")
     if not sources:
         raise BuildError("nothing to merge: name at least one build folder")
     plan = _plan([Path(s) for s in sources])
-    into.mkdir(parents=True, exist_ok=True)
-    existing = read_manifests(into)
-    report = MergeReport(into, sources={name: source for name, (source, _) in plan.items()})
-    (into / "README.md").unlink(missing_ok=True)  # the folder is incomplete until the card is rewritten
+    folder.mkdir(parents=True, exist_ok=True)
+    existing = read_manifests(folder)
+    report = MergeReport(folder, sources={name: source for name, (source, _) in plan.items()})
+    (folder / CARD_FILE).unlink(missing_ok=True)  # the folder is incomplete until the card is rewritten
     for name, (source, manifest) in plan.items():
-        if name in existing and _same_content(existing[name], manifest) and not _file_problem(into, manifest):
+        if name in existing and _same_content(existing[name], manifest) and not _file_problem(folder, manifest):
             report.unchanged.append(name)
             continue
         (report.replaced if name in existing else report.added).append(name)
-        manifest_path(into, name).unlink(missing_ok=True)
-        _install_config(source, into, manifest, link)
-        write_json_atomic(manifest_path(into, name), manifest)
-    from cogen.hub.card import write_card
+        manifest_path(folder, name).unlink(missing_ok=True)
+        _install_config(source, folder, manifest, link)
+        write_json_atomic(manifest_path(folder, name), manifest)
+    from cogen.card import write_card
 
-    write_card(into)
+    write_card(folder)
     report.seconds = time.perf_counter() - started
     return report

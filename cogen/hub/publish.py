@@ -26,12 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogen.errors import PublishError
+from cogen.folder import CARD_FILE, MANAGED_DIRS, MANIFEST_DIR, PREVIEW_DIR, folder_manifests, preview_path
 
-__all__ = ["MANAGED_FOLDERS", "HubSettings", "PushResult", "UploadFile", "UploadPlan", "hub_settings", "push",
+__all__ = ["HubSettings", "PushResult", "UploadFile", "UploadPlan", "hub_settings", "push",
            "upload_plan"]
 
-#: Remote folders that mirror the local folder exactly (anything else in the repo is left alone).
-MANAGED_FOLDERS = ("data/", "manifests/", "previews/")
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 
 
@@ -95,27 +94,24 @@ def hub_settings(token: str | None = None, endpoint: str | None = None) -> HubSe
 
 def upload_plan(folder: str | Path, repo_id: str | None = None) -> UploadPlan:
     """The files of ``folder`` that a push uploads (README rendered for ``repo_id``); no network."""
-    from cogen.build.manifest import MANIFEST_DIR
-    from cogen.hub._folder import folder_manifests
-    from cogen.hub.card import render_card
-    from cogen.hub.preview import PREVIEW_DIR
+    from cogen.card import render_card
 
     folder = Path(folder)
-    manifests = folder_manifests(folder, PublishError)
+    manifests = folder_manifests(folder)
     readme = render_card(folder, repo_id=repo_id).encode("utf-8")
     paths = [f"{MANIFEST_DIR}/{name}.json" for name in manifests]
     paths += [f for m in manifests.values() for split in m["splits"].values() for f in split["files"]]
-    paths += [f"{PREVIEW_DIR}/{name}.png" for name in manifests if (folder / PREVIEW_DIR / f"{name}.png").is_file()]
+    paths += [f"{PREVIEW_DIR}/{name}.png" for name in manifests if preview_path(folder, name).is_file()]
     missing = [p for p in paths if not (folder / p).is_file()]
     if missing:
         raise PublishError(f"{folder} lacks {missing[0]} (and {len(missing) - 1} more); rebuild before pushing")
-    files = [UploadFile("README.md", len(readme))] + [UploadFile(p, (folder / p).stat().st_size) for p in paths]
+    files = [UploadFile(CARD_FILE, len(readme))] + [UploadFile(p, (folder / p).stat().st_size) for p in paths]
     configs = {name: {s: v["rows"] for s, v in m["splits"].items()} for name, m in manifests.items()}
     return UploadPlan(folder, files, configs, readme)
 
 
 def _verify_folder(folder: Path) -> None:
-    from cogen.build.verify import failed, verify
+    from cogen.pipeline.verify import failed, verify
 
     bad = failed(verify(folder, shards_per_config=0))
     if bad:
@@ -158,10 +154,10 @@ def _operations(plan: UploadPlan, remote: list[str]):
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     local = {f.path for f in plan.files}
-    deleted = sorted(p for p in remote if p.startswith(MANAGED_FOLDERS) and p not in local)
-    additions = [CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=plan.readme)]
+    deleted = sorted(p for p in remote if p.startswith(MANAGED_DIRS) and p not in local)
+    additions = [CommitOperationAdd(path_in_repo=CARD_FILE, path_or_fileobj=plan.readme)]
     additions += [CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(plan.folder / f.path))
-                  for f in plan.files if f.path != "README.md"]
+                  for f in plan.files if f.path != CARD_FILE]
     return [CommitOperationDelete(path_in_repo=p) for p in deleted] + additions, deleted
 
 

@@ -9,9 +9,9 @@ a repo id goes through ``datasets.load_dataset``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 from cogen.errors import DataError
+from cogen.folder import is_dataset_folder, read_split
 
 __all__ = ["load_split", "split_table"]
 
@@ -26,29 +26,6 @@ def _pick_split(source, split: str):
             raise DataError(f"no split {split!r}; this dataset has {', '.join(source)}")
         return source[split]
     return source
-
-
-def _build_folder_table(folder: Path, config: str | None, split: str, keep: Callable[[str], bool] | None):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from cogen.build.manifest import read_manifests
-
-    manifests = read_manifests(folder)
-    if config is None and len(manifests) == 1:
-        config = next(iter(manifests))
-    if config not in manifests:
-        raise DataError(f"{folder} has no config {config!r}; it has {', '.join(manifests) or 'none'}")
-    splits = manifests[config]["splits"]
-    if split not in splits:
-        raise DataError(f"config {config} has no split {split!r}; it has {', '.join(splits)}")
-    columns = [c for c in manifests[config]["columns"] if keep(c)] if keep else None
-    tables = [pq.read_table(folder / file, columns=columns) for file in splits[split]["files"]]
-    return pa.concat_tables(tables).replace_schema_metadata(None)
-
-
-def _is_build_folder(source) -> bool:
-    return isinstance(source, (str, Path)) and (Path(source) / "manifests").is_dir()
 
 
 def load_split(source, config: str | None = None, split: str = "train"):
@@ -74,7 +51,7 @@ def split_table(source, config: str | None = None, split: str = "train", keep: C
 
     if isinstance(source, pa.Table):
         return source
-    if _is_build_folder(source):
-        return _build_folder_table(Path(source), config, split, keep)
+    if is_dataset_folder(source):
+        return read_split(source, config, split, keep).table
     dataset = load_split(source, config, split)
     return dataset.with_format("arrow")[:]

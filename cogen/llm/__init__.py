@@ -11,8 +11,10 @@ The reply protocol, the task-code mapping and the example-selection rule are doc
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
+from typing import Any
 
 from cogen.llm.parse import MARKERS, ParseReport, parse_replies, parse_reply
 from cogen.llm.prompts import REGIMES, Prompt, carc_prompts, cogitao_prompts, format_grid, task_codes
@@ -21,17 +23,20 @@ __all__ = ["MARKERS", "REGIMES", "ParseReport", "Prompt", "carc_prompts", "cogit
            "format_grid", "parse_replies", "parse_reply", "task_codes"]
 
 
-def export_prompts(data: str | Path, config: str, split: str, out: str | Path, *, regime: str = "explicit",
-                   examples: int = 5, seed: int = 0, queries: str = "first") -> int:
+def export_prompts(data: str | Path, config: str, split: str, out: str | Path, **options: Any) -> int:
     """Write the prompts of ``split`` of ``config`` to ``out`` (JSONL: ``id``, ``prompt`` and how it
-    was made); returns how many. COGITAO draws its in-context examples from the config's train split."""
-    from cogen.eval import load_split
+    was made); returns how many.
 
-    split_data = load_split(data, config, split)
-    if split_data.family == "carc":
-        prompts = carc_prompts(split_data, queries)
-    else:
-        prompts = cogitao_prompts(split_data, load_split(data, config, "train"), regime, examples, seed)
+    ``options`` are the family's prompt maker's (``None`` leaves one at its default): COGITAO takes
+    ``regime``, ``examples`` and ``seed`` (in-context examples from the config's train split),
+    Compositional-ARC takes ``queries``. An option the family does not take is an error.
+    """
+    from cogen.families import family
+    from cogen.folder import read_split
+
+    split_data = read_split(data, config, split)
+    record = family(split_data.family)
+    prompts = record.make_prompts(data, split_data, **_prompt_options(record, split_data.config, options))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     count = 0
@@ -40,3 +45,15 @@ def export_prompts(data: str | Path, config: str, split: str, out: str | Path, *
             handle.write(json.dumps(prompt.as_dict()) + "\n")
             count += 1
     return count
+
+
+def _prompt_options(record, config: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options given (not ``None``) that the family's prompt maker takes; a clear error for any other."""
+    from cogen.errors import EvalError
+
+    accepted = inspect.signature(record.load("prompts")).parameters
+    given = {name: value for name, value in options.items() if value is not None}
+    for name in given:
+        if name not in accepted or name in ("data", "split"):
+            raise EvalError(f"option {name!r} does not apply to prompts for {record.title} configs such as {config}")
+    return given

@@ -263,3 +263,19 @@ def carc_prompts(split, queries: str = "first") -> Iterator[Prompt]:
         meta = {"family": "carc", "config": split.config, "split": split.split, "query": query}
         yield Prompt(name, _carc_prompt(record["study_inputs"], record["study_outputs"], record["study_roles"],
                                         record["query_inputs"][query]), meta)
+
+
+# ---------------------------------------------------------------- family entry points
+def cogitao_split_prompts(data, split, *, regime: str = "explicit", examples: int = 5,
+                          seed: int = 0) -> Iterator[Prompt]:
+    """COGITAO's prompt maker (:attr:`cogen.families.Family.prompts`): in-context examples come from
+    the train split of the same config in ``data``."""
+    from cogen.folder import read_split
+
+    return cogitao_prompts(split, read_split(data, split.config, "train"), regime, examples, seed)
+
+
+def carc_split_prompts(data, split, *, queries: str = "first") -> Iterator[Prompt]:
+    """Compositional-ARC's prompt maker (:attr:`cogen.families.Family.prompts`): the study examples
+    of each episode come with it, so ``data`` is not read again."""
+    return carc_prompts(split, queries)

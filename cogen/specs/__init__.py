@@ -1,8 +1,9 @@
 """Experiment specs: readable YAML files validated strictly into frozen objects.
 
 ``load_spec("c3")`` reads the packaged ``split_specs/c3.yaml``; ``load_spec("my.yaml")`` reads a
-file. The ``family`` key picks the parser: ``cogitao`` (default; transformation sequences on
-bank objects) or ``carc`` (Compositional-ARC episodes).
+file. The ``family`` key picks the parser from the family registry (:mod:`cogen.families`):
+``cogitao`` (default; transformation sequences on bank objects, :mod:`cogen.specs.cogitao`) or
+``carc`` (Compositional-ARC episodes, :mod:`cogen.specs.carc`).
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from pathlib import Path
 
 from cogen._resources import specs_dir
 from cogen.errors import SpecError, UnknownNameError
+from cogen import families
+from cogen.families import DEFAULT_FAMILY, family
+from cogen.specs._fields import Range
 from cogen.specs._yaml import Located, load_located, read_located
 from cogen.specs.schema import ID_SPLITS, OOD_SPLITS, SPLITS, Domain, Experiment, Grid, ObjectFilter, SequenceSet, Setting
 
-__all__ = ["FAMILIES", "ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter",
+__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter", "Range",
            "SequenceSet", "Setting", "load_spec", "packaged_specs", "parse_spec_text", "resolve_spec_path"]
-
-FAMILIES = ("cogitao", "carc")
 
 
 def packaged_specs() -> dict[str, Path]:
@@ -39,27 +41,19 @@ def resolve_spec_path(path_or_name: str | Path) -> Path:
     raise UnknownNameError("spec", str(path_or_name), packaged)
 
 
-def load_spec(path_or_name: str | Path):
+def load_spec(path_or_name: str | Path) -> families.Setting:
     """Read, validate and check a spec file (path or packaged name) into its frozen object."""
     path = resolve_spec_path(path_or_name)
     return _parse(read_located(path))
 
 
-def parse_spec_text(text: str, source: str = "<spec>"):
+def parse_spec_text(text: str, source: str = "<spec>") -> families.Setting:
     """Validate spec ``text`` (YAML) as if it were read from the file ``source``."""
     return _parse(load_located(text, source))
 
 
-def _parse(doc: Located):
+def _parse(doc: Located) -> families.Setting:
     if not isinstance(doc.data, dict):
         raise SpecError("a spec file must be a mapping at the top level", where=doc.where(()))
-    family = doc.data.get("family", "cogitao")
-    if family == "cogitao":
-        from cogen.specs.cogitao import parse
-
-        return parse(doc)
-    if family == "carc":
-        from cogen.carc.spec import parse
-
-        return parse(doc)
-    raise UnknownNameError("family", str(family), FAMILIES, where=doc.where(("family",)))
+    record = family(doc.data.get("family", DEFAULT_FAMILY), where=doc.where(("family",)))
+    return record.load("spec_parser")(doc)

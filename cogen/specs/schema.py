@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from cogen.errors import UnknownNameError
 from cogen.specs._fields import Range
 
 __all__ = ["ID_SPLITS", "OOD_SPLITS", "SHIFTS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter",
@@ -143,13 +144,16 @@ class Setting:
     description: str = ""
     source: str = field(default="", compare=False)
 
+    @property
+    def configs(self) -> tuple[Experiment, ...]:
+        """The dataset configs of the setting: its experiments (the name the family protocol uses)."""
+        return self.experiments
+
     def experiment(self, name: str) -> Experiment:
         """The experiment called ``name``."""
         for experiment in self.experiments:
             if experiment.name == name:
                 return experiment
-        from cogen.errors import UnknownNameError
-
         raise UnknownNameError("experiment", name, [e.name for e in self.experiments], where=self.source)
 
     def scaled(self, scale: float) -> Setting:

@@ -7,20 +7,15 @@ determinism is checked by regenerating shards from the manifest alone and compar
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from cogen.build.features import arrow_schema
-from cogen.build.manifest import read_manifests
-from cogen.errors import BuildError
+from cogen.families import family
+from cogen.folder import CARD_FILE, arrow_schema, config_dir, folder_manifests
 
 __all__ = ["Check", "determinism_check", "failed", "verify"]
-
-#: Family name -> "module:function(out_dir, manifest, shards) -> list[Check]" for family-specific checks.
-FAMILY_CHECKS = {"cogitao": "cogen.build.cogitao_checks:checks", "carc": "cogen.carc.verify:checks"}
 
 
 @dataclass(frozen=True)
@@ -33,28 +28,28 @@ class Check:
     detail: str = ""
 
 
-def verify(out_dir: str | Path, shards_per_config: int = 2) -> list[Check]:
-    """Run every check on the build folder ``out_dir``; regenerate up to ``shards_per_config`` shards each."""
-    out = Path(out_dir)
-    if not out.is_dir():
-        raise BuildError(f"{out} is not a folder; pass the --out folder of a `cogen build`")
-    manifests = read_manifests(out)
-    if not manifests:
-        raise BuildError(f"{out} holds no manifests/*.json: it is not a cogen build folder (or no config finished)")
-    checks = [_card_check(out, manifests)]
-    for name, manifest in manifests.items():
-        file_checks = _file_checks(out, manifest)
+def verify(folder: str | Path, shards_per_config: int = 2) -> list[Check]:
+    """Run every check on the dataset folder ``folder``; regenerate up to ``shards_per_config`` shards each.
+
+    Checks common to every family (the card, the files and their schema) come first; the
+    family's own checks (:attr:`cogen.families.Family.checks`) run on configs whose files are sound.
+    """
+    folder = Path(folder)
+    manifests = folder_manifests(folder)
+    checks = [_card_check(folder, manifests)]
+    for manifest in manifests.values():
+        file_checks = _file_checks(folder, manifest)
         checks += file_checks
         if all(c.ok for c in file_checks):
-            module, function = FAMILY_CHECKS[manifest["family"]].split(":")
-            checks += getattr(importlib.import_module(module), function)(out, manifest, shards_per_config)
+            family_checks = family(manifest.get("family")).load("checks")
+            checks += family_checks(folder, manifest, shards_per_config)
     return checks
 
 
-def _card_check(out: Path, manifests: dict) -> Check:
-    readme = out / "README.md"
+def _card_check(folder: Path, manifests: dict) -> Check:
+    readme = folder / CARD_FILE
     if not readme.is_file():
-        return Check("", "card", False, "README.md is missing; rerun `cogen build` or `cogen card`")
+        return Check("", "card", False, f"{CARD_FILE} is missing; rerun `cogen build` or `cogen card`")
     text = readme.read_text(encoding="utf-8")
     try:
         header = yaml.safe_load(text.split("---", 2)[1])
@@ -72,14 +67,14 @@ def _card_check(out: Path, manifests: dict) -> Check:
     return Check("", "card", not problems, "; ".join(problems) or f"{len(listed)} configs, counts match")
 
 
-def _file_checks(out: Path, manifest: dict) -> list[Check]:
+def _file_checks(folder: Path, manifest: dict) -> list[Check]:
     import pyarrow.parquet as pq
 
     config = manifest["config"]
     expected = arrow_schema(manifest["columns"])
-    folder = out / "data" / config
+    shards = config_dir(folder, config)
     listed = {f for split in manifest["splits"].values() for f in split["files"]}
-    present = {f"data/{config}/{p.name}" for p in folder.glob("*")} if folder.is_dir() else set()
+    present = {str(p.relative_to(folder).as_posix()) for p in shards.glob("*")} if shards.is_dir() else set()
     problems = [f"missing {f}" for f in sorted(listed - present)]
     problems += [f"unexpected {f}" for f in sorted(present - listed)]
     counts = []
@@ -88,32 +83,32 @@ def _file_checks(out: Path, manifest: dict) -> list[Check]:
         for file in info["files"]:
             if file not in present:
                 continue
-            schema = pq.read_schema(out / file)
+            schema = pq.read_schema(folder / file)
             if not schema.remove_metadata().equals(expected.remove_metadata()):
                 problems.append(f"{file}: schema differs from the manifest's columns")
             if schema.metadata.get(b"huggingface") != expected.metadata[b"huggingface"]:
                 problems.append(f"{file}: Hugging Face features metadata differs")
-            rows += pq.read_metadata(out / file).num_rows
+            rows += pq.read_metadata(folder / file).num_rows
         counts.append(f"{split} {rows}")
         if rows != info["rows"]:
             problems.append(f"{split}: {rows} rows in the files, {info['rows']} in the manifest")
     return [Check(config, "files and schema", not problems, "; ".join(problems) or ", ".join(counts))]
 
 
-def determinism_check(out: Path, manifest: dict, shards_per_config: int, regenerate) -> Check:
+def determinism_check(folder: Path, manifest: dict, shards_per_config: int, regenerate) -> Check:
     """Regenerate up to ``shards_per_config`` shards (spread over the splits) from the manifest alone
     with ``regenerate(manifest, split, start, stop) -> pyarrow.Table`` and compare them row for row."""
     import numpy as np
     import pyarrow.parquet as pq
 
-    from cogen.build.shards import read_stamp
+    from cogen.pipeline.shards import read_stamp
 
     shards = [(split, f) for split, info in manifest["splits"].items() for f in info["files"]]
     count = min(shards_per_config, len(shards))
     chosen = list(dict.fromkeys(shards[i] for i in np.linspace(0, len(shards) - 1, count, dtype=int))) if count else []
     for split, file in chosen:
-        stored = pq.read_table(out / file)
-        stamp, _ = read_stamp(out / file)
+        stored = pq.read_table(folder / file)
+        stamp, _ = read_stamp(folder / file)
         fresh = regenerate(manifest, split, stamp["start"], stamp["stop"])
         if not fresh.equals(stored.replace_schema_metadata(None).cast(fresh.schema)):
             return Check(manifest["config"], "determinism", False, f"{file} differs when regenerated")

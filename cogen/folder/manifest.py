@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
-__all__ = ["MANIFEST_DIR", "environment_versions", "manifest_path", "read_manifests", "write_json_atomic"]
+from cogen.errors import BuildError
+from cogen.folder.layout import MANIFEST_DIR
 
-MANIFEST_DIR = "manifests"
-
-
-def manifest_path(out_dir: Path, config: str) -> Path:
-    """Where the manifest of ``config`` lives."""
-    return Path(out_dir) / MANIFEST_DIR / f"{config}.json"
+__all__ = ["environment_versions", "folder_manifests", "natural_key", "read_manifests", "write_json_atomic"]
 
 
 def write_json_atomic(path: Path, payload: dict) -> None:
@@ -28,25 +25,33 @@ def write_json_atomic(path: Path, payload: dict) -> None:
     os.replace(temporary, path)
 
 
-def read_manifests(out_dir: Path) -> dict[str, dict]:
-    """Every manifest of a build folder, by config name (sorted by name)."""
-    folder = Path(out_dir) / MANIFEST_DIR
+def read_manifests(folder: str | Path) -> dict[str, dict]:
+    """Every manifest of a dataset folder, by config name (sorted by name; empty if there is none)."""
+    directory = Path(folder) / MANIFEST_DIR
     manifests = {}
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else ():
         try:
             manifest = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as error:
-            from cogen.errors import BuildError
-
             raise BuildError(f"{path}: unreadable manifest ({error}); delete it and rebuild that config") from None
         manifests[manifest["config"]] = manifest
     return dict(sorted(manifests.items(), key=lambda item: natural_key(item[0])))
 
 
+def folder_manifests(folder: str | Path) -> dict[str, dict]:
+    """The manifests of dataset folder ``folder``; :class:`BuildError` when it is not one (or holds no finished config)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BuildError(f"{folder} is not a folder; pass the --out folder of `cogen build` or `cogen merge`")
+    manifests = read_manifests(folder)
+    if not manifests:
+        raise BuildError(f"{folder} holds no {MANIFEST_DIR}/*.json: it is not a cogen build folder "
+                    "(or none of its configs finished building)")
+    return manifests
+
+
 def natural_key(name: str) -> tuple:
     """Sort key that puts ``C1-2`` before ``C1-10``."""
-    import re
-
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
@@ -59,3 +64,4 @@ def environment_versions() -> dict[str, str]:
     from cogen import __version__
 
     return {"cogen": __version__, "numpy": numpy.__version__, "numba": numba.__version__, "pyarrow": pyarrow.__version__}
+

@@ -4,7 +4,7 @@ Building a spec takes two passes over the pure episode function:
 
 1. *keys*: every pool episode's exact grammar key, in parallel shards; the driver then plans
    regenerations so no grammar repeats anywhere in the pool
-   (:func:`cogen.build.dedup.plan_retries`, canonical pool order);
+   (:func:`cogen.pipeline.dedup.plan_retries`, canonical pool order);
 2. every config's rows (the pool itself, or a systematicity split of it) are generated again by
    pool index and written to Parquet.
 
@@ -21,10 +21,10 @@ from functools import cached_property
 
 import numpy as np
 
-from cogen.build.dedup import plan_retries
-from cogen.build.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges
+from cogen.pipeline.dedup import plan_retries
+from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler, stream_seed, triplet_codes
-from cogen.carc.spec import CarcConfig, CarcSetting, setting_from_dict
+from cogen.specs.carc import CarcConfig, CarcSetting, setting_from_dict
 from cogen.carc.split import held_out_triplets, split_rows
 from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table
 
@@ -153,11 +153,11 @@ class CarcBuilder:
 
     def config_names(self) -> list[str]:
         """Names of the configs this build writes."""
-        return [c.name for c in self.setting.experiments]
+        return [c.name for c in self.setting.configs]
 
     def key_rows(self) -> int:
         """Episodes the key pass of :meth:`prepare` visits (for progress bars)."""
-        return self.setting.episodes if any(c.kind != "static" for c in self.setting.experiments) else 0
+        return self.setting.episodes if any(c.kind != "static" for c in self.setting.configs) else 0
 
     def fingerprint(self, config: CarcConfig) -> str:
         """Identity of everything that decides the config's bytes."""
@@ -167,12 +167,12 @@ class CarcBuilder:
     def pilot(self) -> None:
         """Generate a few episodes (compiling the kernels before workers start); fail fast on a bad spec."""
         self.sampler.generate(np.arange(PILOT_EPISODES)).require_ok()
-        if any(c.kind == "static" for c in self.setting.experiments):
+        if any(c.kind == "static" for c in self.setting.configs):
             static_episodes(self.setting)
 
     def prepare(self, executor, progress=None) -> list[ConfigPlan]:
         """Key pass over the pool (in parallel) and its dedup plan, then every config's shard tasks."""
-        configs = self.setting.experiments
+        configs = self.setting.configs
         retries = None
         if any(c.kind != "static" for c in configs):
             retries = self.pool_retries(executor, progress)
@@ -240,25 +240,18 @@ def _pairs(indices: np.ndarray, retries: np.ndarray) -> list[tuple[int, int]]:
 
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):
     """Rows ``[start, stop)`` of ``split`` of a built config, regenerated from its manifest alone."""
-    import pyarrow as pa
-
-    from cogen.build.features import arrow_schema
-
     setting = setting_from_dict(manifest["spec"])
     columns = tuple(manifest["columns"].items())
     config = CarcConfig(manifest["config"], manifest["kind"], manifest.get("split_seed"))
-    if config.kind == "static":
-        payload = StaticJob(setting, split)
-    else:
-        sampler = EpisodeSampler.from_setting(setting)
-        retries = np.zeros(setting.episodes, np.int64)
-        for index, retry in manifest.get("pool_regenerated", []):
-            retries[index] = retry
-        episodes = pool_rows(setting, sampler, retries, config)[split][start:stop]
-        payload = PoolJob(sampler, config.kind, episodes, retries[episodes])
-    task = ShardTask("carc", config.name, split, 0, 1, start, stop, manifest["fingerprint"], columns, payload)
-    tables = list(shard_tables(task, {}))
-    if config.kind == "static":
-        tables = [t.slice(start, stop - start) for t in tables]
-    schema = arrow_schema(dict(columns)).remove_metadata()
-    return pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()
+    if config.kind == "static":  # the static split is written whole: regenerate it, then cut the range
+        task = ShardTask(CarcBuilder.family, config.name, split, 0, 1, start, stop, manifest["fingerprint"], columns,
+                         StaticJob(setting, split))
+        return task_table(task).slice(start, stop - start)
+    sampler = EpisodeSampler.from_setting(setting)
+    retries = np.zeros(setting.episodes, np.int64)
+    for index, retry in manifest.get("pool_regenerated", []):
+        retries[index] = retry
+    episodes = pool_rows(setting, sampler, retries, config)[split][start:stop]
+    payload = PoolJob(sampler, config.kind, episodes, retries[episodes])
+    return task_table(ShardTask(CarcBuilder.family, config.name, split, 0, 1, start, stop, manifest["fingerprint"],
+                                columns, payload))

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from cogen.hub._png import encode_png, read_png_text, write_png_atomic
+from cogen.card._png import encode_png, read_png_text, write_png_atomic
+from cogen.folder import PREVIEW_DIR, folder_manifests, preview_path
 from cogen.palette import ARC_RGB
 
 __all__ = ["PREVIEW_DIR", "Band", "Preview", "card_preview", "draw_bands", "grid_columns", "preview_splits",
            "read_bands", "render_config", "render_preview", "stale_card_previews"]
 
-PREVIEW_DIR = "previews"
 #: Bump when the drawing changes, so that card previews are redrawn.
 RENDERER_VERSION = 1
 CARD_PAIRS = 6
@@ -78,7 +78,7 @@ def preview_splits(manifest: dict) -> tuple[str, ...]:
     return tuple(dict.fromkeys([splits[0], ood]))
 
 
-def read_bands(out_dir: Path, manifest: dict, split: str, n: int) -> list[Band]:
+def read_bands(folder: Path, manifest: dict, split: str, n: int) -> list[Band]:
     """The first ``n`` pairs of each kind in ``split`` of a built config."""
     import pyarrow.parquet as pq
 
@@ -87,7 +87,7 @@ def read_bands(out_dir: Path, manifest: dict, split: str, n: int) -> list[Band]:
     if not info or not info["files"] or not kinds or n < 1:
         return []
     columns = [c for _, inp, out, _ in kinds for c in (inp, out)]
-    batch = next(pq.ParquetFile(Path(out_dir) / info["files"][0]).iter_batches(batch_size=n, columns=columns), None)
+    batch = next(pq.ParquetFile(Path(folder) / info["files"][0]).iter_batches(batch_size=n, columns=columns), None)
     rows = batch.to_pylist() if batch is not None else []
     bands = []
     for kind, inp, out, many in kinds:
@@ -166,13 +166,13 @@ def draw_bands(bands: list[Band], cell: int | None = None) -> np.ndarray:
     return np.pad(page, ((_MARGIN, _MARGIN), (0, 0)), constant_values=_PAGE)
 
 
-def render_preview(out_dir: Path, manifest: dict, splits: tuple[str, ...], n: int, path: Path,
+def render_preview(folder: Path, manifest: dict, splits: tuple[str, ...], n: int, path: Path,
                    cell: int | None = None, stamp: dict | None = None) -> Preview | None:
     """Draw the first ``n`` pairs of each split (and kind) of a config into the PNG ``path``.
 
     Returns ``None`` (and writes nothing) when the splits hold no input/output grids.
     """
-    bands = [band for split in splits for band in read_bands(out_dir, manifest, split, n)]
+    bands = [band for split in splits for band in read_bands(folder, manifest, split, n)]
     if not bands:
         return None
     text = {"cogen": json.dumps(stamp, sort_keys=True)} if stamp else None
@@ -180,16 +180,15 @@ def render_preview(out_dir: Path, manifest: dict, splits: tuple[str, ...], n: in
     return Preview(Path(path), tuple(band.label for band in bands))
 
 
-def render_config(out_dir: Path, configs: list[str] | None, split: str | None, n: int, folder: Path,
+def render_config(folder: Path, configs: list[str] | None, split: str | None, n: int, images: Path,
                   cell: int | None = None) -> list[Preview]:
-    """``cogen render``: draw ``n`` pairs of ``split`` of each config into ``folder/<config>-<split>.png``.
+    """``cogen render``: draw ``n`` pairs of ``split`` of each config into ``images/<config>-<split>.png``.
 
     ``configs=None`` draws every config; ``split=None`` picks ``test_ood``, else the last split.
     """
     from cogen.errors import UnknownNameError
-    from cogen.hub._folder import folder_manifests
 
-    manifests = folder_manifests(out_dir)
+    manifests = folder_manifests(folder)
     previews = []
     for name in configs or list(manifests):
         if name not in manifests:
@@ -198,7 +197,7 @@ def render_config(out_dir: Path, configs: list[str] | None, split: str | None, n
         chosen = split or ("test_ood" if "test_ood" in manifest["splits"] else list(manifest["splits"])[-1])
         if chosen not in manifest["splits"]:
             raise UnknownNameError(f"split of {name}", chosen, manifest["splits"])
-        preview = render_preview(out_dir, manifest, (chosen,), n, Path(folder) / f"{name}-{chosen}.png", cell)
+        preview = render_preview(folder, manifest, (chosen,), n, Path(images) / f"{name}-{chosen}.png", cell)
         if preview is not None:
             previews.append(preview)
     return previews
@@ -209,24 +208,24 @@ def _card_stamp(manifest: dict, splits: tuple[str, ...]) -> dict:
             "pairs": CARD_PAIRS, "renderer": RENDERER_VERSION}
 
 
-def card_preview(out_dir: Path, manifest: dict) -> Path | None:
+def card_preview(folder: Path, manifest: dict) -> Path | None:
     """``previews/<config>.png`` for the dataset card, redrawn only if its stamp is out of date."""
     splits = preview_splits(manifest)
-    path = Path(out_dir) / PREVIEW_DIR / f"{manifest['config']}.png"
+    path = preview_path(folder, manifest['config'])
     stamp = _card_stamp(manifest, splits)
     if path.is_file() and read_png_text(path).get("cogen") == json.dumps(stamp, sort_keys=True):
         return path
-    preview = render_preview(out_dir, manifest, splits, CARD_PAIRS, path, stamp=stamp)
+    preview = render_preview(folder, manifest, splits, CARD_PAIRS, path, stamp=stamp)
     if preview is None:
         path.unlink(missing_ok=True)
     return preview.path if preview else None
 
 
-def stale_card_previews(out_dir: Path, configs: set[str]) -> list[Path]:
+def stale_card_previews(folder: Path, configs: set[str]) -> list[Path]:
     """Card previews (they carry a stamp) of configs that are no longer in the folder."""
-    folder = Path(out_dir) / PREVIEW_DIR
+    directory = Path(folder) / PREVIEW_DIR
     stale = []
-    for path in sorted(folder.glob("*.png")) if folder.is_dir() else ():
+    for path in sorted(directory.glob("*.png")) if directory.is_dir() else ():
         stamp = read_png_text(path).get("cogen")
         if stamp and json.loads(stamp).get("config") not in configs:
             stale.append(path)

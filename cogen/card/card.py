@@ -13,8 +13,7 @@ from pathlib import Path
 import yaml
 
 from cogen._resources import resource_path
-from cogen.build.features import card_features
-from cogen.build.manifest import read_manifests
+from cogen.folder import CARD_FILE, card_features, preview_path, read_manifests, split_pattern
 
 __all__ = ["CARD_METADATA", "card_header", "render_card", "write_card", "write_previews"]
 
@@ -39,7 +38,7 @@ def card_header(manifests: dict[str, dict]) -> dict:
         entry = {"config_name": name}
         if position == 0:
             entry["default"] = True
-        entry["data_files"] = [{"split": split, "path": f"data/{name}/{split}-*.parquet"} for split in manifest["splits"]]
+        entry["data_files"] = [{"split": split, "path": split_pattern(name, split)} for split in manifest["splits"]]
         configs.append(entry)
         splits = manifest["splits"]
         infos.append({
@@ -53,51 +52,50 @@ def card_header(manifests: dict[str, dict]) -> dict:
     return {**CARD_METADATA, "size_categories": [_size_category(total)], "dataset_info": infos, "configs": configs}
 
 
-def render_card(out_dir: Path, repo_id: str | None = None, previews: dict[str, Path] | None = None) -> str:
-    """The full README.md text for the build folder ``out_dir``.
+def render_card(folder: Path, repo_id: str | None = None, previews: dict[str, Path] | None = None) -> str:
+    """The full README.md text for the build folder ``folder``.
 
     ``repo_id`` goes into the loading examples (``cogen push`` passes the target repo);
     ``previews`` maps configs to their preview images, by default the ones already in
     ``previews/`` (this function draws nothing).
     """
-    from cogen.hub.body import REPO_PLACEHOLDER, CardContext, render_body
-    from cogen.hub.preview import PREVIEW_DIR
+    from cogen.card.body import REPO_PLACEHOLDER, CardContext, render_body
 
-    out_dir = Path(out_dir)
-    manifests = read_manifests(out_dir)
+    folder = Path(folder)
+    manifests = read_manifests(folder)
     if previews is None:
-        previews = {name: out_dir / PREVIEW_DIR / f"{name}.png" for name in manifests}
+        previews = {name: preview_path(folder, name) for name in manifests}
         previews = {name: path for name, path in previews.items() if path.is_file()}
     header = yaml.safe_dump(card_header(manifests), sort_keys=False, allow_unicode=True, width=120)
     template = resource_path("hub_card.md").read_text(encoding="utf-8")
-    context = CardContext(manifests, out_dir, repo_id or REPO_PLACEHOLDER, previews)
+    context = CardContext(manifests, folder, repo_id or REPO_PLACEHOLDER, previews)
     return f"---\n{header}---\n\n{render_body(template, context)}"
 
 
-def write_previews(out_dir: Path) -> dict[str, Path]:
+def write_previews(folder: Path) -> dict[str, Path]:
     """Draw the card's preview of every config whose preview is missing or out of date.
 
     Previews of configs that left the folder are deleted. Returns config -> image path.
     """
-    from cogen.hub.preview import card_preview, stale_card_previews
+    from cogen.card.preview import card_preview, stale_card_previews
 
-    manifests = read_manifests(out_dir)
-    for path in stale_card_previews(out_dir, set(manifests)):
+    manifests = read_manifests(folder)
+    for path in stale_card_previews(folder, set(manifests)):
         path.unlink()
-    previews = {name: card_preview(out_dir, manifest) for name, manifest in manifests.items()}
+    previews = {name: card_preview(folder, manifest) for name, manifest in manifests.items()}
     return {name: path for name, path in previews.items() if path is not None}
 
 
-def write_card(out_dir: Path, previews: bool = True) -> Path:
-    """(Re)write ``out_dir/README.md`` atomically from the manifests currently in the folder.
+def write_card(folder: Path, previews: bool = True) -> Path:
+    """(Re)write ``folder/README.md`` atomically from the manifests currently in the folder.
 
     With ``previews`` (the default) the preview images are brought up to date first, so the
     README, written last, only ever references complete images.
     """
-    out_dir = Path(out_dir)
-    drawn = write_previews(out_dir) if previews else None
-    path = out_dir / "README.md"
-    temporary = path.with_name(f".README.md.{os.getpid()}.tmp")
-    temporary.write_text(render_card(out_dir, previews=drawn), encoding="utf-8")
+    folder = Path(folder)
+    drawn = write_previews(folder) if previews else None
+    path = folder / CARD_FILE
+    temporary = path.with_name(f".{CARD_FILE}.{os.getpid()}.tmp")
+    temporary.write_text(render_card(folder, previews=drawn), encoding="utf-8")
     os.replace(temporary, path)
     return path

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cogen.families import FAMILIES
+
 __all__ = ["DIFFERENCES", "Difference", "differences_table"]
 
 
@@ -105,8 +107,7 @@ DIFFERENCES = (
 def differences_table(families: set[str] | None = None) -> str:
     """The differences of ``families`` (all when ``None``) as a Markdown table."""
     lines = ["| family | topic | reference implementation | cogen |", "|---|---|---|---|"]
-    names = {"cogitao": "COGITAO", "carc": "Compositional-ARC"}
     for item in DIFFERENCES:
         if families is None or item.family in families:
-            lines.append(f"| {names.get(item.family, item.family)} | {item.topic} | {item.reference} | {item.cogen} |")
+            lines.append(f"| {FAMILIES[item.family].title} | {item.topic} | {item.reference} | {item.cogen} |")
     return "\n".join(lines) + "\n"

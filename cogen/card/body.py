@@ -2,7 +2,7 @@
 
 Each placeholder is one function of a :class:`CardContext` (the folder's manifests, the repo id,
 the previews that exist); everything in the card is derived from the manifests, the
-transformation registry and :mod:`cogen.hub.differences`, never typed twice.
+transformation registry and :mod:`cogen.card.differences`, never typed twice.
 """
 
 from __future__ import annotations
@@ -12,52 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogen.hub._studies import shift_text
+from cogen.card._studies import shift_text
+from cogen.families import DEFAULT_FAMILY, family
 
 __all__ = ["PLACEHOLDERS", "CardContext", "render_body"]
 
 #: Shown in the loading examples until the folder is pushed (``cogen push`` fills in the repo).
 REPO_PLACEHOLDER = "<org>/<name>"
 _SPLIT_ORDER = ("train", "validation", "test", "validation_ood", "test_ood")
-_FAMILY_NAMES = {"cogitao": "COGITAO", "carc": "Compositional-ARC"}
-#: What a column holds, by family ("" applies to every family); unknown columns get no note.
-_COLUMN_NOTES = {
-    "": {"id": "stable sample id: config, split and index"},
-    "cogitao": {
-        "input": "input grid, true height x width, colours 0-9 (0 = background)",
-        "output": "output grid after the transformations, true height x width",
-        "transformations": "the transformation sequence, applied in order (names of the table below)",
-        "n_objects": "number of objects on the input grid",
-        "object_ids": "object-bank ids of the objects, in placement order",
-        "object_positions": "top-left (row, col) of each object on the input grid",
-    },
-    "carc": {
-        "episode": "index of the episode in the generated pool",
-        "study_inputs": "study examples: input grids (10x10 each)",
-        "study_outputs": "study examples: output grids",
-        "study_roles": "what each study example shows (shape, color, neighbor, shape+color, ...)",
-        "query_inputs": "queries: input grids, to be solved with the level-2 composition",
-        "query_outputs": "queries: target grids",
-        "query_roles": "what each query asks for",
-        "shot_inputs": "level-2 examples (inputs) that the 3-shot configs use as study examples",
-        "shot_outputs": "level-2 examples (outputs)",
-        "triplet": "the episode's transformation triplet",
-        "transformations": "the transformations of the shape, colour and neighbour roles",
-        "transformation_kwargs": "their parameters (JSON)",
-        "shape_indicator": "cells of the shape indicator, from its top-left corner",
-        "color_indicator": "the colour indicator",
-        "neighbor_indicator": "cells of the neighbour indicator on the grid",
-        "neighbor_color": "colour of the neighbour indicator",
-    },
-}
-
-
 @dataclass
 class CardContext:
     """What the placeholders read: the manifests by config, the folder, the repo id, the previews."""
 
     manifests: dict[str, dict]
-    out_dir: Path
+    folder: Path
     repo_id: str = REPO_PLACEHOLDER
     previews: dict[str, Path] = field(default_factory=dict)
 
@@ -65,7 +33,7 @@ class CardContext:
         """Configs grouped by (family, study), in card order."""
         groups: dict[tuple[str, str], list[str]] = {}
         for name, manifest in self.manifests.items():
-            groups.setdefault((manifest.get("family", ""), manifest.get("setting", "")), []).append(name)
+            groups.setdefault((manifest.get("family", DEFAULT_FAMILY), manifest.get("setting", "")), []).append(name)
         return groups
 
     def splits(self) -> list[str]:
@@ -94,10 +62,10 @@ def _summary(ctx: CardContext) -> str:
 
 def _studies(ctx: CardContext) -> str:
     lines = []
-    for (family, setting), configs in ctx.studies().items():
+    for (family_name, setting), configs in ctx.studies().items():
         description = ctx.manifests[configs[0]].get("description", "").strip()
         span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
-        lines.append(f"- **{setting}** ({_FAMILY_NAMES.get(family, family)}; {len(configs)} configs, "
+        lines.append(f"- **{setting}** ({family(family_name).title}; {len(configs)} configs, "
                      f"`{span}`): {description}")
     return "\n".join(lines) or "- (no configs built yet)"
 
@@ -118,16 +86,16 @@ def _columns(ctx: CardContext) -> str:
         seen.setdefault(tuple(manifest["columns"].items()), []).append(name)
     parts = []
     for columns, configs in seen.items():
-        family = ctx.manifests[configs[0]].get("family", "")
-        notes = {**_COLUMN_NOTES[""], **_COLUMN_NOTES.get(family, {})}
+        record = family(ctx.manifests[configs[0]].get("family"))
         span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
-        rows = [[f"`{column}`", f"`{type_}`", notes.get(column, "")] for column, type_ in columns]
-        parts.append(f"{_FAMILY_NAMES.get(family, family)} configs ({len(configs)}, `{span}`):\n\n" + _table(["column", "type", "meaning"], rows))
+        rows = [[f"`{column}`", f"`{type_}`", record.column_notes.get(column, "")] for column, type_ in columns]
+        table = _table(["column", "type", "meaning"], rows)
+        parts.append(f"{record.title} configs ({len(configs)}, `{span}`):\n\n{table}")
     return "\n\n".join(parts)
 
 
 def _previews(ctx: CardContext) -> str:
-    from cogen.hub.preview import PREVIEW_DIR, grid_columns, preview_splits
+    from cogen.card.preview import PREVIEW_DIR, grid_columns, preview_splits
 
     parts = []
     for (_, setting), configs in ctx.studies().items():
@@ -154,7 +122,7 @@ def _transformations_table(ctx: CardContext) -> str:
 
 
 def _differences(ctx: CardContext) -> str:
-    from cogen.hub.differences import differences_table
+    from cogen.card.differences import differences_table
 
     return differences_table().rstrip("\n")
 

@@ -6,7 +6,9 @@ short phrase for the dataset card's config table ("grid 10-15 → 16-20", "held-
 
 from __future__ import annotations
 
-__all__ = ["SHIFT_TEXT", "shift_text"]
+from cogen.families import family
+
+__all__ = ["carc_shift", "cogitao_shift", "shift_text"]
 
 
 def _span(values) -> str:
@@ -115,12 +117,7 @@ def carc_shift(manifest: dict) -> str:
     return ""
 
 
-#: Family name -> function(manifest) -> phrase; families without an entry fall back to ``spec.shift``.
-SHIFT_TEXT = {"cogitao": cogitao_shift, "carc": carc_shift}
-
-
 def shift_text(manifest: dict) -> str:
-    """What changes between in-domain and out-of-domain splits of one config."""
-    describe = SHIFT_TEXT.get(manifest.get("family", ""))
-    text = describe(manifest) if describe else ""
-    return text or str((manifest.get("spec") or {}).get("shift", ""))
+    """What changes between in-domain and out-of-domain splits of one config (the family's own phrase)."""
+    describe = family(manifest.get("family")).load("shift_text")
+    return describe(manifest) or str((manifest.get("spec") or {}).get("shift", ""))

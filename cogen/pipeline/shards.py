@@ -8,26 +8,31 @@ build skips a shard whose stamp matches and rewrites one whose stamp does not.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "read_stamp", "run_shard", "shard_ranges", "write_parquet_atomic"]
+from cogen.families import family
+from cogen.folder import arrow_schema, shard_relpath
 
-#: Family name -> "module:function" yielding a shard's Arrow tables (explicit, no registration by import).
-SHARD_WRITERS = {"cogitao": "cogen.build.cogitao:shard_tables", "carc": "cogen.carc.build:shard_tables"}
+__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "read_stamp", "run_shard", "shard_ranges", "task_table",
+           "write_parquet_atomic"]
+
 #: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
 ROW_GROUP_ROWS = 10_000
 
 
 @dataclass(frozen=True)
 class ShardTask:
-    """Everything a worker needs to write one shard (picklable, small)."""
+    """Everything a worker needs to write one shard (picklable, small).
+
+    ``payload`` is the family's own description of the rows (e.g. a COGITAO
+    :class:`~cogen.generate.sampler.SplitJob`); only the family's shard writer reads it.
+    """
 
     family: str
     config: str
@@ -43,7 +48,7 @@ class ShardTask:
     @property
     def relpath(self) -> str:
         """Path of the shard inside the output folder."""
-        return f"data/{self.config}/{self.split}-{self.index:05d}-of-{self.count:05d}.parquet"
+        return shard_relpath(self.config, self.split, self.index, self.count)
 
     def stamp(self) -> dict:
         """What the shard's footer records about how it was made."""
@@ -123,23 +128,24 @@ def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stat
     return rows
 
 
-def run_shard(task: ShardTask, out_dir: str) -> ShardResult:
-    """Write one shard (worker entry point for every executor); skip it if already complete."""
-    from cogen.build.features import arrow_schema
-
+def run_shard(task: ShardTask, folder: str) -> ShardResult:
+    """Write one shard into ``folder`` (worker entry point for every executor); skip it if already complete."""
     start = time.perf_counter()
-    path = Path(out_dir) / task.relpath
+    path = Path(folder) / task.relpath
     if path.exists():
         stamp, stats = read_stamp(path)
         if stamp == task.stamp():
             return ShardResult(task.relpath, task.config, task.split, task.stop - task.start, stats, 0.0, skipped=True)
-    module, function = SHARD_WRITERS[task.family].split(":")
-    shard_tables = getattr(importlib.import_module(module), function)
+    shard_tables = family(task.family).load("shard_writer")
     stats: dict[str, int] = {}
     rows = write_parquet_atomic(path, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(), stats)
     return ShardResult(task.relpath, task.config, task.split, rows, stats, time.perf_counter() - start)
 
 
-def task_dict(task: ShardTask) -> dict:
-    """A JSON-friendly view of a task (for logs and manifests)."""
-    return {k: v for k, v in asdict(task).items() if k != "payload"}
+def task_table(task: ShardTask):
+    """The rows of ``task`` as one Arrow table, without writing them (``cogen verify`` regenerates shards so)."""
+    import pyarrow as pa
+
+    tables = list(family(task.family).load("shard_writer")(task, {}))
+    schema = arrow_schema(dict(task.columns)).remove_metadata()
+    return pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()

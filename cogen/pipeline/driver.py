@@ -9,10 +9,13 @@ from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogen.build.executors import make_executor
-from cogen.build.manifest import environment_versions, manifest_path, write_json_atomic
-from cogen.build.shards import ShardResult, run_shard
+from cogen.card import write_card
 from cogen.errors import BuildError
+from cogen.families import Builder, Setting, family
+from cogen.folder import config_dir, environment_versions, manifest_path, write_json_atomic
+from cogen.pipeline.executors import make_executor
+from cogen.pipeline.shards import ConfigPlan, ShardResult, run_shard
+from cogen.specs import load_spec
 
 __all__ = ["BuildReport", "ConfigReport", "build", "builder_for"]
 
@@ -35,57 +38,45 @@ class ConfigReport:
 class BuildReport:
     """What a build did, config by config, and how long it took."""
 
-    out: Path
+    folder: Path
     configs: list[ConfigReport]
     seconds: float
 
 
-def builder_for(setting, rows_per_shard: int = 50_000):
-    """The family builder that knows how to plan ``setting``'s shards."""
-    if setting.family == "cogitao":
-        from cogen.build.cogitao import CogitaoBuilder
-
-        return CogitaoBuilder(setting, rows_per_shard=rows_per_shard)
-    if setting.family == "carc":
-        from cogen.carc.build import CarcBuilder
-
-        return CarcBuilder(setting, rows_per_shard=rows_per_shard)
-    raise BuildError(f"no builder for family {setting.family!r}")
+def builder_for(setting: Setting, rows_per_shard: int = 50_000) -> Builder:
+    """The :class:`~cogen.families.Builder` of ``setting``'s family."""
+    return family(setting.family).make_builder(setting, rows_per_shard)
 
 
-def build(config: str | Path, out: str | Path, *, scale: float = 1.0, seed: int | None = None, workers: int = 1,
+def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int | None = None, workers: int = 1,
           executor: str = "local", dask_address: str | None = None, only: list[str] | None = None,
           rows_per_shard: int = 50_000, progress: Progress | None = None) -> BuildReport:
-    """Build the configs of spec ``config`` (path or packaged name) into folder ``out``.
+    """Build the configs of ``spec`` (a spec file path or a packaged spec name) into ``folder``.
 
     The folder gets ``data/<config>/<split>-XXXXX-of-YYYYY.parquet``, ``manifests/<config>.json``
-    and a ``README.md`` dataset card listing every config in the folder. Finished shards of an
-    interrupted build are kept and skipped; other configs already in the folder are untouched.
+    and a ``README.md`` dataset card listing every config in the folder (:mod:`cogen.folder`).
+    Finished shards of an interrupted build are kept and skipped; other configs already in the
+    folder are untouched. ``only`` restricts the build to some configs of the spec.
     """
-    from cogen.specs import load_spec
-
     if scale <= 0:
         raise BuildError(f"--scale must be positive, got {scale}")
     started = time.perf_counter()
-    spec_path = config
-    setting = load_spec(config).only(only).scaled(scale).with_seed(seed)
-    out = _output_folder(out)
+    setting = load_spec(spec).only(only).scaled(scale).with_seed(seed)
+    folder = _output_folder(folder)
     builder = builder_for(setting, rows_per_shard)
     builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
     with make_executor(executor, workers, dask_address) as pool:
         plans = builder.prepare(pool, _announcing(progress, "keys", builder.key_rows()))
         for plan in plans:
-            _clear_stale(out, plan)
-        results = _write_shards(pool, [t for plan in plans for t in plan.tasks], out, progress)
+            _clear_stale(folder, plan)
+        results = _write_shards(pool, [t for plan in plans for t in plan.tasks], folder, progress)
     reports = []
     for plan in plans:
         shard_results = [r for r in results if r.config == plan.config]
-        write_json_atomic(manifest_path(out, plan.config), _manifest(plan, shard_results, out, spec_path))
+        write_json_atomic(manifest_path(folder, plan.config), _manifest(plan, shard_results, folder, spec))
         reports.append(_report(plan, shard_results))
-    from cogen.hub.card import write_card
-
-    write_card(out)
-    return BuildReport(out, reports, time.perf_counter() - started)
+    write_card(folder)
+    return BuildReport(folder, reports, time.perf_counter() - started)
 
 
 def _announcing(progress: Progress | None, phase: str, total: int) -> Callable[[int], None] | None:
@@ -95,37 +86,35 @@ def _announcing(progress: Progress | None, phase: str, total: int) -> Callable[[
     return lambda advance: progress(phase, advance, 0)
 
 
-def _output_folder(out) -> Path:
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"{out} exists and is not a folder; choose another --out")
+def _output_folder(folder) -> Path:
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise BuildError(f"{folder} exists and is not a folder; choose another --out")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise BuildError(f"cannot create the output folder {out}: {error}") from None
-    return out
+        raise BuildError(f"cannot create the output folder {folder}: {error}") from None
+    return folder
 
 
-def _clear_stale(out: Path, plan) -> None:
+def _clear_stale(folder: Path, plan: ConfigPlan) -> None:
     """Forget a config's previous manifest if it differs, and delete files the plan does not write."""
-    path = manifest_path(out, plan.config)
+    path = manifest_path(folder, plan.config)
     existing = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     if existing is not None and existing.get("fingerprint") != plan.fingerprint:
         path.unlink()
-        from cogen.hub.card import write_card
-
-        write_card(out)  # the card must not list a config that is being rewritten
-    folder = out / "data" / plan.config
-    wanted = {out / task.relpath for task in plan.tasks}
-    for file in folder.glob("*") if folder.is_dir() else ():
+        write_card(folder)  # the card must not list a config that is being rewritten
+    shards = config_dir(folder, plan.config)
+    wanted = {folder / task.relpath for task in plan.tasks}
+    for file in shards.glob("*") if shards.is_dir() else ():
         if file.suffix == ".tmp" or (file.suffix == ".parquet" and file not in wanted):
             file.unlink()
 
 
-def _write_shards(pool, tasks, out: Path, progress: Progress | None) -> list[ShardResult]:
+def _write_shards(pool, tasks, folder: Path, progress: Progress | None) -> list[ShardResult]:
     if progress:
         progress("write", 0, sum(t.stop - t.start for t in tasks))
-    futures = {pool.submit(run_shard, task, str(out)): task for task in tasks}
+    futures = {pool.submit(run_shard, task, str(folder)): task for task in tasks}
     results = []
     for future in as_completed(futures):
         results.append(future.result())
@@ -135,26 +124,26 @@ def _write_shards(pool, tasks, out: Path, progress: Progress | None) -> list[Sha
     return sorted(results, key=lambda r: r.relpath)
 
 
-def _manifest(plan, results: list[ShardResult], out: Path, spec_path) -> dict:
+def _manifest(plan: ConfigPlan, results: list[ShardResult], folder: Path, spec) -> dict:
     import pyarrow.parquet as pq
 
     splits = {}
     for split, rows in plan.splits.items():
         shards = [r for r in results if r.split == split]
         files = [r.relpath for r in shards]
-        metadata = [pq.read_metadata(out / f) for f in files]
+        metadata = [pq.read_metadata(folder / f) for f in files]
         splits[split] = {
             "rows": rows,
             "files": files,
             "num_bytes": sum(m.row_group(i).total_byte_size for m in metadata for i in range(m.num_row_groups)),
-            "download_bytes": sum((out / f).stat().st_size for f in files),
+            "download_bytes": sum((folder / f).stat().st_size for f in files),
             "stats": _sum_stats(r.stats for r in shards),
             "regenerated": [list(pair) for pair in plan.regenerations.get(split, [])],
         }
         if sum(m.num_rows for m in metadata) != rows:
             raise BuildError(f"{plan.config} {split}: the shards hold {sum(m.num_rows for m in metadata)} rows, "
-                             f"expected {rows}; delete {out / 'data' / plan.config} and rebuild")
-    return {"config": plan.config, "fingerprint": plan.fingerprint, "spec_file": Path(str(spec_path)).name,
+                             f"expected {rows}; delete {config_dir(folder, plan.config)} and rebuild")
+    return {"config": plan.config, "fingerprint": plan.fingerprint, "spec_file": Path(str(spec)).name,
             **plan.info, "versions": environment_versions(),
             "columns": dict(plan.columns), "splits": splits}
 
@@ -167,7 +156,7 @@ def _sum_stats(stats_list) -> dict[str, int]:
     return total
 
 
-def _report(plan, results: list[ShardResult]) -> ConfigReport:
+def _report(plan: ConfigPlan, results: list[ShardResult]) -> ConfigReport:
     return ConfigReport(plan.config, dict(plan.splits), written=sum(not r.skipped for r in results),
                         skipped=sum(r.skipped for r in results),
                         stats={s: _sum_stats(r.stats for r in results if r.split == s) for s in plan.splits})

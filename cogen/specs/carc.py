@@ -30,13 +30,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
+
 from cogen.carc.grammar import KWARGS, ROTATION_MODES, TRANSFORMATIONS, Variant, expand_variants
+from cogen.carc.layout import Layout, StaticSpec
 from cogen.errors import SpecError, UnknownNameError
 from cogen.specs._fields import Range, expect_keys, read_int, read_list, read_range, read_str
 from cogen.specs._yaml import Located
 
-__all__ = ["CONFIG_KINDS", "CarcConfig", "CarcSetting", "Layout", "SplitSpec", "StaticSpec", "parse",
-           "setting_from_dict"]
+__all__ = ["CONFIG_KINDS", "CarcConfig", "CarcSetting", "SplitSpec", "parse", "setting_from_dict"]
 
 CONFIG_KINDS = ("episodes", "systematicity", "3shot", "static")
 DEGENERATE = ("reject", "keep")
@@ -48,22 +49,6 @@ _TOP_OPTIONAL = ("version", "description", "rotation", "degenerate", "shape_size
 
 
 @dataclass(frozen=True)
-class Layout:
-    """Examples per episode: study examples per primitive kind and per level-1 kind, level-2 queries
-    and level-2 shots (the 3-shot variant's study examples)."""
-
-    primitives: int = 2
-    compositions: int = 2
-    queries: int = 10
-    shots: int = 3
-
-    @property
-    def level2(self) -> int:
-        """Level-2 examples generated per episode (queries, then shots)."""
-        return self.queries + self.shots
-
-
-@dataclass(frozen=True)
 class SplitSpec:
     """The systematicity-aware splits: one per seed and per config kind."""
 
@@ -71,16 +56,6 @@ class SplitSpec:
     held_out: int = 2
     min_label_count: int = 5000
     configs: tuple[str, ...] = ("systematicity", "3shot")
-
-
-@dataclass(frozen=True)
-class StaticSpec:
-    """The static fixed-grammar variant (reference ``gen_static_data.py``): 8 episodes, one pair per row."""
-
-    seed: int = 1860
-    primitives: int = 4
-    compositions: int = 4
-    queries: int = 14
 
 
 @dataclass(frozen=True)
@@ -128,8 +103,8 @@ class CarcSetting:
         return tuple(configs)
 
     @property
-    def experiments(self) -> tuple[CarcConfig, ...]:
-        """The configs this build writes (named like COGITAO's experiments for the build driver)."""
+    def configs(self) -> tuple[CarcConfig, ...]:
+        """The configs this build writes (those selected by :meth:`only`)."""
         return tuple(c for c in self.all_configs() if self.selected is None or c.name in self.selected)
 
     def config(self, name: str) -> CarcConfig:

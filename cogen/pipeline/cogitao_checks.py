@@ -7,24 +7,25 @@ from pathlib import Path
 
 import numpy as np
 
-from cogen.build.verify import Check, determinism_check
+from cogen.pipeline.cogitao import regenerate_table
+from cogen.pipeline.verify import Check, determinism_check
 from cogen.specs.schema import ID_SPLITS, OOD_SPLITS
 
 __all__ = ["checks", "row_digests", "split_sequences"]
 
 
-def checks(out: Path, manifest: dict, shards_per_config: int) -> list[Check]:
+def checks(folder: Path, manifest: dict, shards_per_config: int) -> list[Check]:
     """Leak, uniqueness and determinism checks of one COGITAO config."""
-    tables = {split: _read(out, info["files"], ["input", "transformations"]) for split, info in manifest["splits"].items()}
+    tables = {split: _read(folder, info["files"], ["input", "transformations"]) for split, info in manifest["splits"].items()}
     return [_leak_check(manifest, tables), _unique_check(manifest, tables),
-            _determinism_check(out, manifest, shards_per_config)]
+            _determinism_check(folder, manifest, shards_per_config)]
 
 
-def _read(out: Path, files: list[str], columns: list[str]):
+def _read(folder: Path, files: list[str], columns: list[str]):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pa.concat_tables([pq.read_table(out / f, columns=columns) for f in files])
+    return pa.concat_tables([pq.read_table(folder / f, columns=columns) for f in files])
 
 
 def split_sequences(table) -> set[tuple[str, ...]]:
@@ -81,12 +82,11 @@ def _unique_check(manifest: dict, tables: dict) -> Check:
     return Check(manifest["config"], "unique (input, sequence)", not repeats, detail)
 
 
-def _determinism_check(out: Path, manifest: dict, shards_per_config: int) -> Check:
+def _determinism_check(folder: Path, manifest: dict, shards_per_config: int) -> Check:
     from cogen.bank import load_bank
-    from cogen.build.cogitao import regenerate_table
 
     if load_bank().sha256 != manifest["bank_sha256"]:
         return Check(manifest["config"], "determinism", False,
                      "built with another object bank than the installed one; install the cogen version "
                      f"of the manifest ({manifest['versions']['cogen']}) to regenerate it")
-    return determinism_check(out, manifest, shards_per_config, regenerate_table)
+    return determinism_check(folder, manifest, shards_per_config, regenerate_table)

@@ -7,8 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
-from cogen.build.verify import Check, determinism_check
-from cogen.carc.grammar import KINDS
+from cogen.carc.episodes import EpisodeSampler
+from cogen.carc.grammar import KINDS, triplet_name
+from cogen.carc.split import held_out_triplets
+from cogen.pipeline.carc import pool_rows, regenerate_table
+from cogen.pipeline.verify import Check, determinism_check
+from cogen.specs.carc import CarcConfig, setting_from_dict
 
 __all__ = ["checks", "grammar_strings"]
 
@@ -16,18 +20,18 @@ _META = ["episode", "triplet", "transformations", "transformation_kwargs", "shap
          "neighbor_indicator", "neighbor_color", "query_roles"]
 
 
-def checks(out: Path, manifest: dict, shards_per_config: int) -> list[Check]:
+def checks(folder: Path, manifest: dict, shards_per_config: int) -> list[Check]:
     """Layout, triplet, grammar, split-rule and determinism checks of one Compositional-ARC config."""
-    tables = {split: _read(out, info["files"], _META) for split, info in manifest["splits"].items()}
-    return [_layout_check(out, manifest), _triplet_check(manifest, tables), _grammar_check(manifest, tables),
-            _rows_check(manifest, tables), _determinism_check(out, manifest, shards_per_config)]
+    tables = {split: _read(folder, info["files"], _META) for split, info in manifest["splits"].items()}
+    return [_layout_check(folder, manifest), _triplet_check(manifest, tables), _grammar_check(manifest, tables),
+            _rows_check(manifest, tables), _determinism_check(folder, manifest, shards_per_config)]
 
 
-def _read(out: Path, files: list[str], columns: list[str]):
+def _read(folder: Path, files: list[str], columns: list[str]):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pa.concat_tables([pq.read_table(out / f, columns=columns) for f in files])
+    return pa.concat_tables([pq.read_table(folder / f, columns=columns) for f in files])
 
 
 def _expected_counts(manifest: dict) -> tuple[int, int]:
@@ -53,7 +57,7 @@ def _grid_problem(column, per_row: int) -> str | None:
     return None
 
 
-def _layout_check(out: Path, manifest: dict) -> Check:
+def _layout_check(folder: Path, manifest: dict) -> Check:
     """Every row holds the expected 10x10 grids: leaf counts from the Parquet footers for all row
     groups, and the decoded grids of each split's first row group."""
     import pyarrow.parquet as pq
@@ -63,7 +67,7 @@ def _layout_check(out: Path, manifest: dict) -> Check:
     problems = []
     for info in manifest["splits"].values():
         for position, file in enumerate(info["files"]):
-            parquet = pq.ParquetFile(out / file)
+            parquet = pq.ParquetFile(folder / file)
             problems += [f"{file}: {problem}" for problem in _leaf_count_problems(parquet.metadata, expected)]
             if position == 0 and parquet.num_row_groups:
                 table = parquet.read_row_group(0, columns=list(expected))
@@ -87,9 +91,6 @@ def _leaf_count_problems(metadata, expected: dict[str, int]) -> list[str]:
 
 
 def _triplet_check(manifest: dict, tables: dict) -> Check:
-    from cogen.carc.grammar import triplet_name
-    from cogen.carc.split import held_out_triplets
-
     if manifest["kind"] not in ("systematicity", "3shot"):
         return Check(manifest["config"], "held-out triplets", True, f"{manifest['kind']} config: no held-out triplets")
     held, train = held_out_triplets(manifest["split_seed"], manifest["spec"]["split"]["held_out"])
@@ -114,12 +115,12 @@ def grammar_strings(table) -> list[str]:
     columns = [table.column(name).to_pylist() for name in
                ("transformations", "transformation_kwargs", "shape_indicator", "color_indicator",
                 "neighbor_indicator", "neighbor_color")]
-    out = []
+    strings = []
     for types, kwargs, shape, color, neighbor, neighbor_color in zip(*columns):
         r0, c0 = min(r for r, _ in neighbor), min(c for _, c in neighbor)
         n_shape = sorted((r - r0, c - c0) for r, c in neighbor)
-        out.append(f"{types}|{kwargs}|{sorted(map(tuple, shape))}|{color}|{n_shape}|{neighbor_color}")
-    return out
+        strings.append(f"{types}|{kwargs}|{sorted(map(tuple, shape))}|{color}|{n_shape}|{neighbor_color}")
+    return strings
 
 
 def _grammar_check(manifest: dict, tables: dict) -> Check:
@@ -147,16 +148,12 @@ def _rows_check(manifest: dict, tables: dict) -> Check:
     """Each split holds exactly the episodes the split rule picks, in pool order."""
     if manifest["kind"] == "static":
         held = set(tables["test"].column("episode").to_pylist())
-        leaked = [role for e, roles in zip(tables["train"].column("episode").to_pylist(),
-                                           tables["train"].column("query_roles").to_pylist())
-                  if e in held and roles[0] == KINDS[-1]]
+        leaked = [episode for episode, roles in zip(tables["train"].column("episode").to_pylist(),
+                                                    tables["train"].column("query_roles").to_pylist(), strict=True)
+                  if episode in held and roles[0] == KINDS[-1]]
         detail = f"{len(leaked)} held-out queries in train" if leaked else \
             f"held-out episode {sorted(held)}'s queries only in test"
         return Check(manifest["config"], "split rule", not leaked, detail)
-    from cogen.carc.build import pool_rows
-    from cogen.carc.episodes import EpisodeSampler
-    from cogen.carc.spec import CarcConfig, setting_from_dict
-
     setting = setting_from_dict(manifest["spec"])
     retries = np.zeros(setting.episodes, np.int64)
     for index, retry in manifest.get("pool_regenerated", []):
@@ -170,7 +167,5 @@ def _rows_check(manifest: dict, tables: dict) -> Check:
     return Check(manifest["config"], "split rule", not wrong, detail)
 
 
-def _determinism_check(out: Path, manifest: dict, shards_per_config: int) -> Check:
-    from cogen.carc.build import regenerate_table
-
-    return determinism_check(out, manifest, shards_per_config, regenerate_table)
+def _determinism_check(folder: Path, manifest: dict, shards_per_config: int) -> Check:
+    return determinism_check(folder, manifest, shards_per_config, regenerate_table)

@@ -4,7 +4,7 @@ Building one experiment takes two passes over the same pure sample function:
 
 1. *keys*: every sample's 128-bit (input grid, sequence) key, in parallel shards;
 2. the driver plans regenerations so no key repeats anywhere in the experiment
-   (:func:`cogen.build.dedup.plan_retries`), then every shard is generated again with its
+   (:func:`cogen.pipeline.dedup.plan_retries`), then every shard is generated again with its
    regenerations and written to Parquet.
 """
 
@@ -17,13 +17,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from cogen.build.dedup import plan_retries
-from cogen.build.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges
 from cogen.errors import GenerationError
-from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
-from cogen.specs.schema import Domain, Experiment, Setting
+from cogen.generate.program import DEFAULT_MAX_ATTEMPTS
+from cogen.generate.sampler import CAUSES, SplitJob, generate_rows, rejection_text, require_ok
+from cogen.pipeline.dedup import plan_retries
+from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
+from cogen.specs.schema import Experiment, Setting
 
-__all__ = ["COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "SplitJob", "generate_rows", "shard_tables"]
+__all__ = ["COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "regenerate_table", "shard_keys", "shard_tables"]
 
 #: Bump when the sampling algorithm changes what a (spec, seed, index) produces.
 GENERATOR_VERSION = 1
@@ -41,69 +42,6 @@ PILOT_SAMPLES = 32
 MIN_ACCEPTANCE = 1e-3
 
 
-@dataclass(frozen=True)
-class SplitJob:
-    """Payload of a COGITAO shard task: the split's domain, its RNG stream and regenerations."""
-
-    domain: Domain
-    stream: int
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
-    retries: tuple[tuple[int, int], ...] = ()
-
-
-@lru_cache(maxsize=128)
-def _program(domain: Domain, max_attempts: int) -> Program:
-    from cogen.bank import load_bank
-
-    return compile_domain(domain, load_bank(), max_attempts)
-
-
-def _bank_arrays() -> tuple:
-    from cogen.bank import load_bank
-
-    bank = load_bank()
-    return (bank.pixels, bank.offsets, bank.shapes.astype(np.int64))
-
-
-def generate_rows(job: SplitJob, indices: np.ndarray, retries: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Generate the samples ``indices`` of a split (the pure sample function), as padded arrays."""
-    from cogen.generate import _sampler
-
-    program = _program(job.domain, job.max_attempts)
-    indices = np.ascontiguousarray(indices, np.int64)
-    retries = np.zeros(len(indices), np.int64) if retries is None else np.ascontiguousarray(retries, np.int64)
-    names = ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions", "keys", "causes")
-    arrays = _sampler.generate(np.uint64(job.stream), indices, retries, program.arrays(), _bank_arrays(),
-                               program.capacity)
-    return dict(zip(names, arrays))
-
-
-def _retries_for(job: SplitJob, start: int, stop: int) -> np.ndarray:
-    retries = np.zeros(stop - start, np.int64)
-    for index, retry in job.retries:
-        if start <= index < stop:
-            retries[index - start] = retry
-    return retries
-
-
-def _require_ok(rows: dict, config: str, split: str, start: int) -> None:
-    if rows["ok"].all():
-        return
-    failed = int(np.flatnonzero(~rows["ok"])[0]) + start
-    raise GenerationError(f"{config} {split}: sample {failed} found no valid grid in "
-                          f"{int(rows['causes'][~rows['ok']].sum(axis=1).max())} attempts; "
-                          f"{rejection_text(rows['causes'].sum(axis=0))}")
-
-
-def rejection_text(causes: np.ndarray) -> str:
-    """"attempts 2000, accepted 0: out_of_grid 1200, overlap 800" from summed cause counts."""
-    from cogen.generate._sampler import CAUSES
-
-    counts = dict(zip(CAUSES, map(int, causes)))
-    rejected = ", ".join(f"{name} {n}" for name, n in counts.items() if name != "accepted" and n)
-    return f"attempts {sum(counts.values())}, accepted {counts['accepted']}" + (f": {rejected}" if rejected else "")
-
-
 @lru_cache(maxsize=1)
 def _names_by_token() -> np.ndarray:
     from cogen.engine import TRANSFORMS
@@ -117,7 +55,7 @@ def _names_by_token() -> np.ndarray:
 def _table(task: ShardTask, start: int, rows: dict):
     import pyarrow as pa
 
-    from cogen.build.arrow import grids_column, names_column, padded_rows_column, pairs_column
+    from cogen.pipeline.arrow import grids_column, names_column, padded_rows_column, pairs_column
 
     names = _names_by_token()
     n = len(rows["ok"])
@@ -136,14 +74,12 @@ def _table(task: ShardTask, start: int, rows: dict):
 
 def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
     """Arrow tables (one per row group) of a COGITAO shard; fills ``stats`` with rejection counts."""
-    from cogen.generate._sampler import CAUSES
-
     job: SplitJob = task.payload
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
         stop = min(start + ROW_GROUP_ROWS, task.stop)
-        retries = _retries_for(job, start, stop)
+        retries = job.retries_between(start, stop)
         rows = generate_rows(job, np.arange(start, stop), retries)
-        _require_ok(rows, task.config, task.split, start)
+        require_ok(rows, task.config, task.split, start)
         for name, count in zip(CAUSES, rows["causes"].sum(axis=0)):
             stats[name] = stats.get(name, 0) + int(count)
         stats["regenerated"] = stats.get("regenerated", 0) + int(np.count_nonzero(retries))
@@ -156,7 +92,7 @@ def shard_keys(task: ShardTask) -> np.ndarray:
     parts = []
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
         rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
-        _require_ok(rows, task.config, task.split, start)
+        require_ok(rows, task.config, task.split, start)
         parts.append(rows["keys"])
     return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
 
@@ -179,8 +115,7 @@ class CogitaoBuilder:
 
     def job(self, experiment: Experiment, split: str) -> SplitJob:
         """The payload of ``split`` of ``experiment`` (no regenerations yet)."""
-        return SplitJob(experiment.domain(split), int(stream_seed(self.setting.seed, experiment.name, split)),
-                        self.max_attempts)
+        return SplitJob.of(experiment.domain(split), self.setting.seed, experiment.name, split, self.max_attempts)
 
     def fingerprint(self, experiment: Experiment) -> str:
         """Identity of everything that decides the experiment's bytes."""
@@ -194,7 +129,7 @@ class CogitaoBuilder:
         for experiment in self.setting.experiments:
             for split in experiment.splits():
                 rows = generate_rows(self.job(experiment, split), np.arange(min(PILOT_SAMPLES, experiment.size(split))))
-                _require_ok(rows, experiment.name, split, 0)
+                require_ok(rows, experiment.name, split, 0)
                 causes = rows["causes"].sum(axis=0)
                 if causes[0] < MIN_ACCEPTANCE * causes.sum():
                     raise GenerationError(f"{experiment.name} {split}: acceptance rate {causes[0] / causes.sum():.2g} is "
@@ -230,7 +165,7 @@ class CogitaoBuilder:
 
             def rekey(part, index, retry, experiment=experiment, splits=splits):
                 rows = generate_rows(self.job(experiment, splits[part]), np.array([index]), np.array([retry]))
-                _require_ok(rows, experiment.name, splits[part], index)
+                require_ok(rows, experiment.name, splits[part], index)
                 return tuple(rows["keys"][0])
 
             retry_plans = dict(zip(splits, plan_retries(per_split, rekey)))
@@ -252,15 +187,10 @@ class CogitaoBuilder:
 
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):
     """Rows ``[start, stop)`` of ``split`` of a built config, regenerated from its manifest alone."""
-    import pyarrow as pa
-
-    from cogen.build.features import arrow_schema
     from cogen.specs.schema import experiment_from_dict
 
     experiment = experiment_from_dict(manifest["spec"])
-    job = SplitJob(experiment.domain(split), int(stream_seed(manifest["seed"], experiment.name, split)),
-                   retries=tuple(map(tuple, manifest["splits"][split].get("regenerated", []))))
-    task = ShardTask("cogitao", manifest["config"], split, 0, 1, start, stop, manifest["fingerprint"], COLUMNS, job)
-    tables = list(shard_tables(task, {}))
-    schema = arrow_schema(dict(COLUMNS)).remove_metadata()
-    return pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()
+    job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split),
+                  retries=tuple(map(tuple, manifest["splits"][split].get("regenerated", []))))
+    return task_table(ShardTask(CogitaoBuilder.family, manifest["config"], split, 0, 1, start, stop,
+                                manifest["fingerprint"], COLUMNS, job))

@@ -1,5 +1,5 @@
 """Sharded, resumable, leak-free dataset builds (``cogen build``) and their verification."""
 
-from cogen.build.driver import BuildReport, ConfigReport, build
+from cogen.pipeline.driver import BuildReport, ConfigReport, build
 
 __all__ = ["BuildReport", "ConfigReport", "build"]

@@ -1,0 +1,215 @@
+"""The families of tasks cogen makes: one frozen :class:`Family` record each, in one read-only mapping.
+
+A *family* is a kind of task with its own spec format, sampler, rows, checks, metrics and prompts:
+COGITAO (transformation sequences on bank objects) and Compositional-ARC (visual-grammar episodes).
+Everything the shared machinery needs to know about a family lives in its record, so spec loading,
+``cogen build``, ``cogen verify``, ``cogen eval``, ``cogen prompts`` and the dataset card never
+branch on a family's name:
+
+=================  ====================================================================
+``spec_parser``    ``parse(doc) -> setting``: a validated YAML document into a :class:`Setting`
+``builder``        the :class:`Builder` class ``cogen build`` drives
+``shard_writer``   ``shard_tables(task, stats) -> Iterator[pyarrow.Table]``, run in the workers
+``checks``         ``checks(folder, manifest, shards) -> list[Check]``: the family's ``cogen verify`` checks
+``evaluator``      a module satisfying :class:`Evaluator`: the family's part of ``cogen eval``
+``prompts``        ``prompts(data, split, **options) -> Iterator[Prompt]`` for in-context LLM runs
+``shift_text``     ``shift_text(manifest) -> str``: what changes out of domain, for the card
+=================  ====================================================================
+
+Callables are named ``"module:attribute"`` (or a module alone) and resolved on first use by
+:meth:`Family.load`, the one place that turns a name into code. That keeps this module at the
+bottom of the import graph, so every layer may read the registry, and keeps ``import cogen``
+light. ``tests/test_families.py`` resolves every name and builds, verifies, scores and prompts a
+tiny spec of every family.
+
+Adding a family means adding one record here and the modules it names (see
+``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from cogen.errors import UnknownNameError
+
+if TYPE_CHECKING:
+    from cogen.folder import SplitData
+
+__all__ = ["DEFAULT_FAMILY", "FAMILIES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family"]
+
+#: Roles a family record names, each resolved by :meth:`Family.load`.
+ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "shift_text")
+#: The family of a spec file without a ``family:`` key, and of a manifest without one.
+DEFAULT_FAMILY = "cogitao"
+
+
+class Setting(Protocol):
+    """What a spec file is validated into, as the build driver sees it.
+
+    ``configs`` are the dataset configs the spec describes (after :meth:`only`), each with a
+    ``name``; a family may call them something else in its own terms (COGITAO: experiments).
+    """
+
+    name: str
+    family: str
+    seed: int
+    source: str
+
+    @property
+    def configs(self) -> Sequence[Any]: ...
+
+    def only(self, names: list[str] | None) -> Setting: ...
+
+    def scaled(self, scale: float) -> Setting: ...
+
+    def with_seed(self, seed: int | None) -> Setting: ...
+
+
+class Builder(Protocol):
+    """How ``cogen build`` drives a family (see :func:`cogen.pipeline.build`).
+
+    The driver calls, in order: :meth:`pilot` (fail fast on a hopeless spec, compile the kernels
+    before workers start), :meth:`prepare` (any parallel first pass, such as the key pass that
+    makes every sample unique, then one :class:`~cogen.pipeline.shards.ConfigPlan` per config),
+    and runs every plan's shard tasks through the family's ``shard_writer``.
+    """
+
+    family: str
+
+    def config_names(self) -> list[str]: ...
+
+    def key_rows(self) -> int: ...
+
+    def pilot(self) -> None: ...
+
+    def prepare(self, executor: Any, progress: Callable[[int], None] | None = None) -> list[Any]: ...
+
+
+class Evaluator(Protocol):
+    """A family's part of ``cogen eval``, implemented by a module (see :mod:`cogen.eval`).
+
+    ``OPTIONS`` maps each option the family accepts to its default; ``HEADLINES`` names the
+    metrics printed first.
+    """
+
+    OPTIONS: Mapping[str, Any]
+    HEADLINES: tuple[str, ...]
+
+    def expected_ids(self, split: SplitData, **options: Any) -> list[str]: ...
+
+    def reference_grids(self, split: SplitData, column: str, **options: Any) -> Any: ...
+
+    def score(self, split: SplitData, raw: Any, **options: Any) -> dict: ...
+
+    def summary_rows(self, metrics: dict) -> list[tuple[str, str]]: ...
+
+
+@dataclass(frozen=True)
+class Family:
+    """Everything the shared machinery knows about one family of tasks (see the module docstring)."""
+
+    name: str
+    title: str
+    description: str
+    spec_parser: str
+    builder: str
+    shard_writer: str
+    checks: str
+    evaluator: str
+    prompts: str
+    shift_text: str
+    column_notes: Mapping[str, str] = field(default_factory=dict)
+
+    def load(self, role: str) -> Any:
+        """The code a role names (``"module:attribute"``, or a module), imported on first use."""
+        if role not in ROLES:
+            raise UnknownNameError("family role", role, ROLES)
+        return _resolve(getattr(self, role))
+
+    def make_builder(self, setting: Setting, rows_per_shard: int) -> Builder:
+        """The family's :class:`Builder` for ``setting``."""
+        return self.load("builder")(setting, rows_per_shard=rows_per_shard)
+
+    def evaluation(self) -> Evaluator:
+        """The family's :class:`Evaluator` module."""
+        return self.load("evaluator")
+
+    def make_prompts(self, data: Any, split: SplitData, **options: Any) -> Iterator[Any]:
+        """The family's prompts for ``split`` (``data``: where it came from, for train examples)."""
+        return self.load("prompts")(data, split, **options)
+
+
+def _resolve(name: str) -> Any:
+    module, _, attribute = name.partition(":")
+    loaded = importlib.import_module(module)
+    return getattr(loaded, attribute) if attribute else loaded
+
+
+_ID_NOTE = {"id": "stable sample id: config, split and index"}
+
+FAMILIES: Mapping[str, Family] = MappingProxyType({
+    "cogitao": Family(
+        name="cogitao",
+        title="COGITAO",
+        description="sequences of object transformations applied to grids of bank objects",
+        spec_parser="cogen.specs.cogitao:parse",
+        builder="cogen.pipeline.cogitao:CogitaoBuilder",
+        shard_writer="cogen.pipeline.cogitao:shard_tables",
+        checks="cogen.pipeline.cogitao_checks:checks",
+        evaluator="cogen.eval.cogitao",
+        prompts="cogen.llm.prompts:cogitao_split_prompts",
+        shift_text="cogen.card._studies:cogitao_shift",
+        column_notes=MappingProxyType({
+            **_ID_NOTE,
+            "input": "input grid, true height x width, colours 0-9 (0 = background)",
+            "output": "output grid after the transformations, true height x width",
+            "transformations": "the transformation sequence, applied in order (names of the table below)",
+            "n_objects": "number of objects on the input grid",
+            "object_ids": "object-bank ids of the objects, in placement order",
+            "object_positions": "top-left (row, col) of each object on the input grid",
+        }),
+    ),
+    "carc": Family(
+        name="carc",
+        title="Compositional-ARC",
+        description="visual-grammar episodes: study examples, then queries of a level-2 composition",
+        spec_parser="cogen.specs.carc:parse",
+        builder="cogen.pipeline.carc:CarcBuilder",
+        shard_writer="cogen.pipeline.carc:shard_tables",
+        checks="cogen.pipeline.carc_checks:checks",
+        evaluator="cogen.eval.carc",
+        prompts="cogen.llm.prompts:carc_split_prompts",
+        shift_text="cogen.card._studies:carc_shift",
+        column_notes=MappingProxyType({
+            **_ID_NOTE,
+            "episode": "index of the episode in the generated pool",
+            "study_inputs": "study examples: input grids (10x10 each)",
+            "study_outputs": "study examples: output grids",
+            "study_roles": "what each study example shows (shape, color, neighbor, shape+color, ...)",
+            "query_inputs": "queries: input grids, to be solved with the level-2 composition",
+            "query_outputs": "queries: target grids",
+            "query_roles": "what each query asks for",
+            "shot_inputs": "level-2 examples (inputs) that the 3-shot configs use as study examples",
+            "shot_outputs": "level-2 examples (outputs)",
+            "triplet": "the episode's transformation triplet",
+            "transformations": "the transformations of the shape, colour and neighbour roles",
+            "transformation_kwargs": "their parameters (JSON)",
+            "shape_indicator": "cells of the shape indicator, from its top-left corner",
+            "color_indicator": "the colour indicator",
+            "neighbor_indicator": "cells of the neighbour indicator on the grid",
+            "neighbor_color": "colour of the neighbour indicator",
+        }),
+    ),
+})
+
+
+def family(name: str | None, where: str | None = None) -> Family:
+    """The record of family ``name`` (``None``: the default family); a clear error for an unknown one."""
+    name = DEFAULT_FAMILY if name is None else name
+    if name not in FAMILIES:
+        raise UnknownNameError("family", str(name), FAMILIES, where=where)
+    return FAMILIES[name]

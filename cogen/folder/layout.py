@@ -1,0 +1,52 @@
+"""Where everything lives inside a dataset folder (a ``cogen build`` output, or a Hub repo).
+
+::
+
+    README.md                                      the dataset card (YAML header + body)
+    data/<config>/<split>-00000-of-00002.parquet   the rows, in shards
+    manifests/<config>.json                        how the config was made, and what it holds
+    previews/<config>.png                          the card's preview image
+
+A config appears in the card only once its manifest exists, and its manifest is written only
+once every shard is complete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "PREVIEW_DIR", "config_dir", "manifest_path",
+           "preview_path", "shard_relpath", "split_pattern"]
+
+CARD_FILE = "README.md"
+DATA_DIR = "data"
+MANIFEST_DIR = "manifests"
+PREVIEW_DIR = "previews"
+#: Folders cogen owns entirely: a push deletes the remote files under them that the folder no longer has
+#: (anything else in the repo is left alone).
+MANAGED_DIRS = (f"{DATA_DIR}/", f"{MANIFEST_DIR}/", f"{PREVIEW_DIR}/")
+
+
+def shard_relpath(config: str, split: str, index: int, count: int) -> str:
+    """Path of shard ``index`` of ``count`` of a split, relative to the folder."""
+    return f"{DATA_DIR}/{config}/{split}-{index:05d}-of-{count:05d}.parquet"
+
+
+def split_pattern(config: str, split: str) -> str:
+    """The glob of a split's shards, as the card's ``data_files`` lists it."""
+    return f"{DATA_DIR}/{config}/{split}-*.parquet"
+
+
+def config_dir(folder: str | Path, config: str) -> Path:
+    """The folder holding a config's shards."""
+    return Path(folder) / DATA_DIR / config
+
+
+def manifest_path(folder: str | Path, config: str) -> Path:
+    """Where the manifest of ``config`` lives."""
+    return Path(folder) / MANIFEST_DIR / f"{config}.json"
+
+
+def preview_path(folder: str | Path, config: str) -> Path:
+    """Where the card's preview image of ``config`` lives."""
+    return Path(folder) / PREVIEW_DIR / f"{config}.png"

@@ -1,0 +1,100 @@
+"""The Python face of the sampler kernels: one split's job, and its samples as padded arrays.
+
+>>> from cogen.specs import load_spec
+>>> experiment = load_spec("c1").experiment("C1-1")
+>>> job = SplitJob.of(experiment.domain("train"), seed=0, experiment="C1-1", split="train")  # doctest: +SKIP
+>>> rows = generate_rows(job, np.arange(100))                                                 # doctest: +SKIP
+>>> rows["inputs"].shape, rows["ok"].all()                                                    # doctest: +SKIP
+
+A sample is a pure function of ``(job.stream, index, retry)``: the same numbers give the same
+bytes in any process, in any order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from cogen.errors import GenerationError
+from cogen.generate import _sampler
+from cogen.generate._sampler import CAUSES
+from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
+from cogen.specs.schema import Domain
+
+__all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_text", "require_ok"]
+
+#: Names of the arrays :func:`generate_rows` returns, in the kernel's return order.
+ROW_FIELDS = ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions", "keys",
+              "causes")
+
+
+@dataclass(frozen=True)
+class SplitJob:
+    """Everything that decides one split's samples: its domain, its RNG stream and regenerations."""
+
+    domain: Domain
+    stream: int
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    retries: tuple[tuple[int, int], ...] = ()
+
+    @classmethod
+    def of(cls, domain: Domain, seed: int, experiment: str, split: str,
+           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> SplitJob:
+        """The job of ``split`` of ``experiment`` under ``seed`` (no regenerations)."""
+        return cls(domain, int(stream_seed(seed, experiment, split)), max_attempts)
+
+    def retries_between(self, start: int, stop: int) -> np.ndarray:
+        """The retry number of every index in ``[start, stop)`` (0 unless dedup regenerated it)."""
+        retries = np.zeros(stop - start, np.int64)
+        for index, retry in self.retries:
+            if start <= index < stop:
+                retries[index - start] = retry
+        return retries
+
+
+@lru_cache(maxsize=128)
+def _program(domain: Domain, max_attempts: int) -> Program:
+    from cogen.bank import load_bank
+
+    return compile_domain(domain, load_bank(), max_attempts)
+
+
+def _bank_arrays() -> tuple:
+    from cogen.bank import load_bank
+
+    bank = load_bank()
+    return (bank.pixels, bank.offsets, bank.shapes.astype(np.int64))
+
+
+def generate_rows(job: SplitJob, indices: np.ndarray, retries: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Generate the samples ``indices`` of a split (the pure sample function), as padded arrays.
+
+    Returns the arrays named in :data:`ROW_FIELDS`: ``ok``, ``sizes`` (H, W), ``inputs`` and
+    ``outputs`` (padded grids), ``sequences`` (tokens, -1 padded), ``n_objects``, ``object_ids``,
+    ``positions``, 128-bit content ``keys`` and rejection ``causes`` counts per sample.
+    """
+    program = _program(job.domain, job.max_attempts)
+    indices = np.ascontiguousarray(indices, np.int64)
+    retries = np.zeros(len(indices), np.int64) if retries is None else np.ascontiguousarray(retries, np.int64)
+    arrays = _sampler.generate(np.uint64(job.stream), indices, retries, program.arrays(), _bank_arrays(),
+                               program.capacity)
+    return dict(zip(ROW_FIELDS, arrays, strict=True))
+
+
+def require_ok(rows: dict, config: str, split: str, start: int) -> None:
+    """Raise :class:`GenerationError`, with rejection counts, if a sample found no valid grid."""
+    if rows["ok"].all():
+        return
+    failed = int(np.flatnonzero(~rows["ok"])[0]) + start
+    raise GenerationError(f"{config} {split}: sample {failed} found no valid grid in "
+                          f"{int(rows['causes'][~rows['ok']].sum(axis=1).max())} attempts; "
+                          f"{rejection_text(rows['causes'].sum(axis=0))}")
+
+
+def rejection_text(causes: np.ndarray) -> str:
+    """"attempts 2000, accepted 0: out_of_grid 1200, overlap 800" from summed cause counts."""
+    counts = dict(zip(CAUSES, map(int, causes), strict=True))
+    rejected = ", ".join(f"{name} {n}" for name, n in counts.items() if name != "accepted" and n)
+    return f"attempts {sum(counts.values())}, accepted {counts['accepted']}" + (f": {rejected}" if rejected else "")
