@@ -1,8 +1,9 @@
 """The ``cogen`` command line: a thin typer layer over library functions.
 
 Each command module holds one area (``objects``, ``transforms``, ``build``, ...) and exposes
-``register(app)``. Commands import the library inside their body so that ``cogen --help``
-stays fast; library errors (:class:`cogen.errors.CogenError`) are printed without a traceback.
+``register(app)``; options shared by several commands are defined once in ``_options``.
+Commands import the library inside their body so that ``cogen --help`` stays fast; library
+errors (:class:`cogen.errors.CogenError`) are printed without a traceback.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 import typer
 
 from cogen._version import __version__
-from cogen.cli import _console
+from cogen.cli import _console, build, evaluate, hub, objects, prompts, transforms
 
 app = typer.Typer(
     name="cogen",
@@ -37,18 +38,9 @@ def _root(
     """cogen: seeded, parallel, leak-free benchmark generation."""
 
 
-# One line per command module; each module's ``register(app)`` adds its commands.
-_COMMAND_MODULES: tuple[str, ...] = (
-    "objects",
-    "transforms",
-    "build",
-    "evaluate",
-    "prompts",
-    "hub",
-)
-
-for _name in _COMMAND_MODULES:
-    __import__(f"cogen.cli.{_name}", fromlist=["register"]).register(app)
+# Each command module's ``register(app)`` adds its commands, in the order of ``cogen --help``.
+for _module in (objects, transforms, build, evaluate, prompts, hub):
+    _module.register(app)
 
 
 def main() -> None:

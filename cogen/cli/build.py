@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._options import FolderArg, OutFolderOpt, SpecOrConfigOpt
 
 DEFAULT_SPEC = "c1"
 DEFAULT_OUT = Path("cogen-data")
@@ -28,23 +29,27 @@ def register(app: typer.Typer) -> None:
 
 
 def build(
-    config: Annotated[str, typer.Option("--config", "-c", help="Spec file path, or the name of a packaged spec (c1 … g5, s, carc).")] = DEFAULT_SPEC,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (Hub repo layout).")] = DEFAULT_OUT,
+    config: SpecOrConfigOpt = DEFAULT_SPEC,
+    out: OutFolderOpt = DEFAULT_OUT,
     scale: Annotated[float, typer.Option(help="Multiply every split size (e.g. 0.01 for a quick build).")] = 1.0,
     seed: Annotated[int | None, typer.Option(help="Override the spec's seed.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes (never changes the output).")] = min(os.cpu_count() or 1, 8),
     executor: Annotated[ExecutorKind, typer.Option(case_sensitive=False, help="local process pool, or a Dask cluster.")] = ExecutorKind.local,
     dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask (default: a local cluster).")] = None,
-    only: Annotated[str | None, typer.Option(help="Comma-separated configs to build, e.g. C3-1,C3-2.")] = None,
+    only: Annotated[str | None, typer.Option(help="Comma-separated configs of the spec to build, e.g. C3-1,C3-2.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
 ) -> None:
     """Build the configs of a spec into a Hub-ready dataset folder (resumes interrupted builds)."""
     from cogen.pipeline import build as run_build
+    from cogen.specs import locate_configs
 
+    spec, selected = locate_configs(config)
     names = [name.strip() for name in only.split(",") if name.strip()] if only else None
+    if selected and names:
+        raise typer.BadParameter(f"--config {config} already names one config; drop --only, or pass its spec")
     with _progress_bar(progress) as bar:
-        report = run_build(config, out, scale=scale, seed=seed, workers=workers, executor=executor.value,
-                           dask_address=dask_address, only=names, progress=bar)
+        report = run_build(spec, out, scale=scale, seed=seed, workers=workers, executor=executor.value,
+                           dask_address=dask_address, only=selected or names, progress=bar)
     _print_report(report)
 
 
@@ -91,7 +96,7 @@ def _print_report(report) -> None:
 
 
 def verify(
-    folder: Annotated[Path, typer.Argument(help="A folder written by `cogen build`.")],
+    folder: FolderArg,
     shards: Annotated[int, typer.Option(min=0, help="Shards per config to regenerate for the determinism check.")] = 2,
 ) -> None:
     """Re-check a built folder: schema, counts, held-out sequences, uniqueness, determinism."""

@@ -8,22 +8,22 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt
 
 __all__ = ["register"]
 
 app = typer.Typer(help="Score predictions against a split of a built dataset (COGITAO or Compositional-ARC).",
                   invoke_without_command=True, no_args_is_help=False)
 
-_DATA_HELP = "A `cogen build` folder, or a Hub dataset repo id (owner/name)."
 _QUERIES_HELP = "Compositional-ARC: score all queries of each episode, or only the first (the paper's LLM protocol)."
 
 
 @app.callback()
 def evaluate(
     ctx: typer.Context,
-    data: Annotated[str | None, typer.Option("--data", "-d", help=_DATA_HELP)] = None,
-    config: Annotated[str | None, typer.Option("--config", "-c", help="Config name, e.g. C3-1.")] = None,
-    split: Annotated[str, typer.Option("--split", "-s", help="Split to score.")] = "test_ood",
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+    split: SplitOpt = "test_ood",
     predictions: Annotated[Path | None, typer.Option("--predictions", "-p",
                                                      help="Predictions (.jsonl or .parquet): columns id, prediction.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write every metric to this JSON file.")] = None,
@@ -49,10 +49,10 @@ def evaluate(
 
 @app.command("baseline")
 def baseline(
-    data: Annotated[str, typer.Option("--data", "-d", help=_DATA_HELP)],
-    config: Annotated[str, typer.Option("--config", "-c", help="Config name, e.g. C3-1.")],
+    data: DataOpt,
+    config: ConfigOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Predictions file to write (.jsonl or .parquet).")],
-    split: Annotated[str, typer.Option("--split", "-s", help="Split to predict.")] = "test_ood",
+    split: SplitOpt = "test_ood",
     kind: Annotated[str, typer.Option(help="identity (the input), target (the answer: 100 %) or zeros.")] = "identity",
     queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
 ) -> None:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._options import FolderArg, one_config
 
 
 def register(app: typer.Typer) -> None:
@@ -27,7 +28,7 @@ def _size(num_bytes: int) -> str:
 
 
 def push(
-    folder: Annotated[Path, typer.Argument(help="A folder written by `cogen build` or `cogen merge`.")],
+    folder: FolderArg,
     repo: Annotated[str, typer.Option("--repo", "-r", help="Dataset repo id, owner/name (created if needed).")],
     private: Annotated[bool, typer.Option("--private", help="Create the repo private (if it does not exist).")] = False,
     token: Annotated[str | None, typer.Option(help="Hub token (default: HF_TOKEN or the saved login).")] = None,
@@ -73,8 +74,8 @@ def _print_plan(plan) -> None:
 
 
 def merge(
-    sources: Annotated[list[Path], typer.Argument(help="Build folders to merge.")],
-    into: Annotated[Path, typer.Option("--into", "-o", help="Destination folder (created, or updated in place).")],
+    sources: Annotated[list[Path], typer.Argument(help="Dataset folders to merge.")],
+    into: Annotated[Path, typer.Option("--into", "-o", help="Destination dataset folder (created, or updated in place).")],
     link: Annotated[bool, typer.Option("--link", help="Hard-link shards instead of copying them.")] = False,
 ) -> None:
     """Merge build folders into one Hub-ready folder with one dataset card listing every config."""
@@ -88,8 +89,9 @@ def merge(
 
 
 def render(
-    folder: Annotated[Path, typer.Argument(help="A folder written by `cogen build` or `cogen merge`.")],
-    config: Annotated[str | None, typer.Option("--config", "-c", help="Comma-separated configs (default: all).")] = None,
+    folder: FolderArg,
+    config: Annotated[str | None, typer.Option("--config", "-c", callback=one_config,
+                                               help="Comma-separated configs of the folder (default: all).")] = None,
     split: Annotated[str | None, typer.Option(help="Split to draw (default: test_ood, else the last split).")] = None,
     n: Annotated[int, typer.Option("-n", min=1, help="Pairs (of each kind) to draw.")] = 8,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the PNG files.")] = Path("previews"),
@@ -104,7 +106,7 @@ def render(
 
 
 def card(
-    folder: Annotated[Path, typer.Argument(help="A folder written by `cogen build` or `cogen merge`.")],
+    folder: FolderArg,
     previews: Annotated[bool, typer.Option("--previews/--no-previews", help="Bring preview images up to date.")] = True,
 ) -> None:
     """Rewrite the dataset card (README.md) and its preview images from the folder's manifests."""

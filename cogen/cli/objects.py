@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated
 
 import typer
 
 from cogen.cli import _console
 
-_PATH_HELP = "Bank folder (default: the one shipped with cogen)."
+BankPathOpt = Annotated[Path | None, typer.Option("--path", help="Bank folder (default: the one shipped with cogen).")]
 
 
-def _build(out: Optional[Path] = typer.Option(None, "--out", help="Folder to write (default: the shipped objects/).")) -> None:
+def _build(out: Annotated[Path | None, typer.Option("--out", help="Folder to write (default: the shipped objects/).")] = None) -> None:
     """Rebuild the bank from scratch (deterministic) and print its counts and checksums."""
     from rich.table import Table
 
@@ -30,7 +30,7 @@ def _build(out: Optional[Path] = typer.Option(None, "--out", help="Folder to wri
     _console.out.print(table)
 
 
-def _info(path: Optional[Path] = typer.Option(None, "--path", help=_PATH_HELP)) -> None:
+def _info(path: BankPathOpt = None) -> None:
     """Counts per property and metadata value, and the experiment pool sizes."""
     import numpy as np
     from rich.table import Table
@@ -57,7 +57,7 @@ def _info(path: Optional[Path] = typer.Option(None, "--path", help=_PATH_HELP)) 
     _console.out.print(table)
 
 
-def _verify(path: Optional[Path] = typer.Option(None, "--path", help=_PATH_HELP)) -> None:
+def _verify(path: BankPathOpt = None) -> None:
     """Check every bank file against the checksums of its manifest."""
     from cogen.bank import verify_bank
 
@@ -66,10 +66,10 @@ def _verify(path: Optional[Path] = typer.Option(None, "--path", help=_PATH_HELP)
 
 
 def _show(
-    ids: Optional[list[int]] = typer.Option(None, "--id", help="Object id (repeatable)."),
-    where: Optional[str] = typer.Option(None, "--where", help="e.g. 'is_shape_fully_connected, rows<6, !is_shape_hollow'."),
-    limit: int = typer.Option(12, "--limit", min=1, help="Most objects to draw for --where."),
-    path: Optional[Path] = typer.Option(None, "--path", help=_PATH_HELP),
+    ids: Annotated[list[int] | None, typer.Option("--id", help="Object id (repeatable).")] = None,
+    where: Annotated[str | None, typer.Option("--where", help="e.g. 'is_shape_fully_connected, rows<6, !is_shape_hollow'.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Most objects to draw for --where.")] = 12,
+    path: BankPathOpt = None,
 ) -> None:
     """Draw objects in the terminal with their colours."""
     from cogen.bank import load_bank, parse_where

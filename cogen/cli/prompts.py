@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt
 
 __all__ = ["register"]
 
@@ -17,10 +18,10 @@ app = typer.Typer(help="Export LLM prompts for a split; parse the replies into p
 
 @app.command("export")
 def export(
-    data: Annotated[str, typer.Option("--data", "-d", help="A `cogen build` folder, or a Hub dataset repo id.")],
-    config: Annotated[str, typer.Option("--config", "-c", help="Config name, e.g. C3-1.")],
+    data: DataOpt,
+    config: ConfigOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Prompts file to write (JSONL: id, prompt, ...).")],
-    split: Annotated[str, typer.Option("--split", "-s", help="Split to prompt for.")] = "test_ood",
+    split: SplitOpt = "test_ood",
     regime: Annotated[str | None, typer.Option(help="COGITAO task codes: explicit (names) or coded (t1, t2, ...). [default: explicit]")] = None,
     examples: Annotated[int | None, typer.Option(min=1, help="COGITAO: in-context examples per prompt (from train). [default: 5]")] = None,
     seed: Annotated[int | None, typer.Option(help="COGITAO: seed of the in-context example draw. [default: 0]")] = None,

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 __all__ = ["register"]
 
 
 def transforms(
-    markdown: bool = typer.Option(False, "--markdown", help="Print the Markdown table (README, dataset card)."),
-    examples: bool = typer.Option(False, "--examples", help="Print each transformation's worked example."),
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the Markdown table (README, dataset card).")] = False,
+    examples: Annotated[bool, typer.Option("--examples", help="Print each transformation's worked example.")] = False,
 ) -> None:
     """List every transformation: token, name, family, preconditions, algebra, description."""
     from rich.table import Table

@@ -19,7 +19,8 @@ from cogen.specs._yaml import Located, load_located, read_located
 from cogen.specs.schema import ID_SPLITS, OOD_SPLITS, SPLITS, Domain, Experiment, Grid, ObjectFilter, SequenceSet, Setting
 
 __all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter", "Range",
-           "SequenceSet", "Setting", "load_spec", "packaged_specs", "parse_spec_text", "resolve_spec_path"]
+           "SequenceSet", "Setting", "is_spec_reference", "load_spec", "locate_configs", "packaged_specs",
+           "parse_spec_text", "resolve_spec_path"]
 
 
 def packaged_specs() -> dict[str, Path]:
@@ -39,6 +40,29 @@ def resolve_spec_path(path_or_name: str | Path) -> Path:
         raise SpecError("file not found", where=str(path),
                         fix=f"check the path, or use a packaged spec: {', '.join(packaged)}")
     raise UnknownNameError("spec", str(path_or_name), packaged)
+
+
+def is_spec_reference(text: str | Path) -> bool:
+    """True when ``text`` names a spec (a YAML path or a packaged spec name) rather than one config."""
+    path = Path(text)
+    return path.suffix in (".yaml", ".yml") or path.parent != Path(".") or str(text) in packaged_specs()
+
+
+def locate_configs(selector: str | Path) -> tuple[Path, list[str] | None]:
+    """The spec file and the configs named by ``selector``, the value of ``--config`` in ``cogen build``.
+
+    ``selector`` is a spec file (all its configs), a packaged spec name (``c3``: all its configs)
+    or the name of one config of a packaged spec (``C3-1``: that config alone). Returns the spec
+    path and ``None`` (every config) or the one config name.
+    """
+    if is_spec_reference(selector) or Path(selector).is_file():
+        return resolve_spec_path(selector), None
+    holders = {name: path for name, path in packaged_specs().items()
+               if str(selector) in [c.name for c in load_spec(path).configs]}
+    if not holders:
+        known = [c.name for path in packaged_specs().values() for c in load_spec(path).configs]
+        raise UnknownNameError("spec or config", str(selector), [*packaged_specs(), *known])
+    return next(iter(holders.values())), [str(selector)]
 
 
 def load_spec(path_or_name: str | Path) -> families.Setting:

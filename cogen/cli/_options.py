@@ -1,0 +1,46 @@
+"""Options shared by the commands, defined once so that a name means one thing everywhere.
+
+* ``--config`` names dataset configs. Commands that *make* data (``cogen build``) take a spec
+  (a YAML file or a packaged spec name: all its configs) or one config name; commands that
+  *read* data (``eval``, ``prompts``, ``render``) take one config of that data, and a spec
+  given there is refused with a message that says what to pass instead.
+* ``--data`` is data to read: a dataset folder or a Hub dataset repo id.
+* ``FOLDER`` (an argument) is a dataset folder that a command checks, publishes or rewrites;
+  ``--out`` is where a command writes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["ConfigOpt", "DataOpt", "FolderArg", "OutFolderOpt", "SpecOrConfigOpt", "SplitOpt", "one_config"]
+
+
+def one_config(value: str | None) -> str | None:
+    """``--config`` of a command that reads data: one config name, never a spec."""
+    if value is None:
+        return value
+    from cogen.specs import is_spec_reference
+
+    if is_spec_reference(value):
+        raise typer.BadParameter(
+            f"{value!r} is a spec; here --config names one config of the data, such as C3-1 or "
+            f"carc-systematicity-1860 (`cogen build --config {value}` builds a spec)")
+    return value
+
+
+SpecOrConfigOpt = Annotated[str, typer.Option(
+    "--config", "-c", help="What to build: a spec file, a packaged spec (c1 … c3, g1 … g5, s, carc, carc_extended) "
+                           "or one config of a packaged spec (e.g. C3-1).")]
+ConfigOpt = Annotated[str, typer.Option("--config", "-c", callback=one_config,
+                                        help="One config of the data, e.g. C3-1 or carc-systematicity-1860.")]
+DataOpt = Annotated[str, typer.Option("--data", "-d",
+                                      help="A dataset folder (`cogen build` or `cogen merge` output), or a Hub "
+                                           "dataset repo id (owner/name).")]
+FolderArg = Annotated[Path, typer.Argument(help="A dataset folder written by `cogen build` or `cogen merge`.")]
+OutFolderOpt = Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write (Hub repo layout).")]
+SplitOpt = Annotated[str, typer.Option("--split", "-s", help="Split: train, validation, test, validation_ood, "
+                                                             "test_ood (Compositional-ARC: train, validation, test).")]
