@@ -93,11 +93,14 @@ class Evaluator(Protocol):
     """A family's part of ``cogen eval``, implemented by a module (see :mod:`cogen.eval`).
 
     ``OPTIONS`` maps each option the family accepts to its default; ``HEADLINES`` names the
-    metrics printed first.
+    metrics printed first. ``read`` reads a predictions file into what ``score`` takes (grid
+    families use :func:`cogen.eval.predictions.read_predictions`).
     """
 
     OPTIONS: Mapping[str, Any]
     HEADLINES: tuple[str, ...]
+
+    def read(self, path: Any) -> Any: ...
 
     def expected_ids(self, split: SplitData, **options: Any) -> list[str]: ...
 

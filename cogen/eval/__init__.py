@@ -22,7 +22,7 @@ from typing import Any
 
 from cogen.errors import EvalError
 from cogen.eval._text import percent
-from cogen.eval.predictions import read_predictions, write_predictions
+from cogen.eval.predictions import write_predictions
 from cogen.families import Evaluator, family
 from cogen.folder import SplitData, read_split
 
@@ -74,7 +74,7 @@ def evaluate(data: str | Path, config: str, split: str, predictions: str | Path,
     start = time.perf_counter()
     split_data = read_split(data, config, split)
     evaluator, given = evaluator_options(split_data, options)
-    raw = read_predictions(predictions)
+    raw = evaluator.read(predictions)
     header = {"family": split_data.family, "config": split_data.config, "split": split,
               "data": split_data.source, "predictions": str(predictions)}
     metrics = evaluator.score(split_data, raw, **given)

@@ -14,18 +14,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from cogen.errors import EvalError
-from cogen.eval.predictions import FormatReport, RawPredictions, align_predictions
+from cogen.eval.predictions import FormatReport, RawPredictions, align_predictions, read_predictions
 from cogen.folder import SplitData
 from cogen.metrics.carc import ERROR_CATEGORIES, CarcQuery, CarcScores, error_taxonomy, score_queries
 from cogen.metrics.grids import GridStack
 
-__all__ = ["HEADLINES", "OPTIONS", "QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_ids", "expected_queries",
+__all__ = ["read", "HEADLINES", "OPTIONS", "QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_ids", "expected_queries",
            "query_grids", "query_id", "reference_grids", "score", "summary_rows"]
 
 #: Which queries of each episode are expected: all of them, or the first (the paper's LLM protocol).
 QUERY_MODES = ("all", "first")
 #: Options of ``cogen eval`` for Compositional-ARC configs, with their defaults (see :func:`score`).
 OPTIONS = {"queries": "all"}
+#: Reads a predictions file (``id``, ``prediction`` grid) for :func:`score`.
+read = read_predictions
 #: The metrics ``cogen eval`` prints first.
 HEADLINES = ("exact_match", "exact_match_valid", "color_accuracy", "color_accuracy_code", "shape_accuracy",
              "shape_accuracy_code", "valid_rate")

@@ -11,17 +11,19 @@ import numpy as np
 
 from cogen.eval._arrow import stack_column
 from cogen.eval._text import percent
-from cogen.eval.predictions import FormatReport, RawPredictions, align_predictions
+from cogen.eval.predictions import FormatReport, RawPredictions, align_predictions, read_predictions
 from cogen.folder import SplitData
 from cogen.metrics.cogitao import GridScores, equal_grids, score_grids
 from cogen.metrics.grids import GridStack
 from cogen.metrics.stubborn import Scene, stubbornness
 
-__all__ = ["ERROR_CATEGORIES", "HEADLINES", "MAX_IN_DOMAIN_SEQUENCES", "OPTIONS", "evaluate_cogitao", "expected_ids",
+__all__ = ["read", "ERROR_CATEGORIES", "HEADLINES", "MAX_IN_DOMAIN_SEQUENCES", "OPTIONS", "evaluate_cogitao", "expected_ids",
            "experiment_pad", "in_domain_sequences", "reference_grids", "scenes", "score", "summary_rows"]
 
 #: Options of ``cogen eval`` for COGITAO configs, with their defaults (see :func:`score`).
 OPTIONS = {"pad": None, "stubbornness": True}
+#: Reads a predictions file (``id``, ``prediction`` grid) for :func:`score`.
+read = read_predictions
 #: The metrics ``cogen eval`` prints first.
 HEADLINES = ("grid_accuracy", "grid_accuracy_valid", "per_pixel_accuracy", "per_pixel_accuracy_padded",
              "object_pixel_accuracy", "object_pixel_error_paper", "no_transformation")
