@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cogen.bank import load_bank
-from cogen.pipeline.cogitao import SplitJob, generate_rows
+from cogen.generate.sampler import SplitJob, generate_rows
 from cogen.engine import PlacedObject, apply_sequence
 from cogen.engine.registry import from_token
 from cogen.generate.program import stream_seed

@@ -168,21 +168,6 @@ def test_scenes_that_do_not_draw_their_input_or_leave_the_grid_are_unverifiable(
     assert result.stubborn.tolist() == [True, False, False]
 
 
-def test_a_stale_pin_compiles_a_fresh_kernel_with_the_same_answers(monkeypatch):
-    import cogen.metrics.stubborn as module
-
-    up = _grid({(1, 1): 1, (1, 2): 2})
-    cached = stubbornness([up, None], [SCENE, SCENE], SEQUENCES, targets=[up, up])
-    module._matcher.cache_clear()
-    monkeypatch.setattr("cogen.engine.pins.is_current", lambda caller: False)
-    try:
-        fresh = stubbornness([up, None], [SCENE, SCENE], SEQUENCES, targets=[up, up])
-    finally:
-        module._matcher.cache_clear()
-    for field in ("stubborn", "matched", "target_reachable", "unverifiable"):
-        assert getattr(fresh, field).tolist() == getattr(cached, field).tolist()
-
-
 def test_stubbornness_works_across_chunks(monkeypatch):
     import cogen.metrics.stubborn as module
 

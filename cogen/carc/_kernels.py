@@ -1,8 +1,8 @@
 """Numba kernels of Compositional-ARC episodes: primitives, shapes, grammars, examples.
 
 Everything that calls everything else lives in this one module (Numba's cache only notices edits
-to a kernel's own file). The splitmix64 helpers repeat those of ``cogen.generate._sampler`` for
-the same reason: importing them would tie this cache to another file.
+to a kernel's own file). The random numbers come from :mod:`cogen._rng`, whose digest this file
+pins (``KERNELS_SHA256`` below; see :mod:`cogen.pins`).
 
 An episode is a pure function of ``(stream, index, retry)``. Its first draws fix the *head*: the
 transformation type and parameter variant of each indicator role (shape, colour, neighbour),
@@ -20,6 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from cogen._jit import kernel
+from cogen._rng import below, sample_state
+
+KERNELS_SHA256 = "4ffd1e884a260f01d63d1a187db4ab9a6b22210f37e4a6881a605b96b606cc5d"
 
 SIDE = 10
 #: Cells an object may hold: a 9-cell shape doubled by one extension, with room to spare.
@@ -67,35 +70,7 @@ CAUSES = ("accepted", "few_level2_positions", "shape_block", "color_block", "nei
           "shape_neighbor_block", "color_neighbor_block", "shape_like_indicator")
 SHAPE_LIKE_INDICATOR = 8
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 _ONE = np.uint64(1)
-
-
-# ---------------------------------------------------------------- random numbers
-# The same splitmix64 as cogen/generate/_sampler.py, on purpose: Numba's cache only tracks edits to
-# a kernel's own file, so kernels that call each other stay in one module.
-@kernel
-def _mix(z):
-    """splitmix64 finaliser: a bijective scramble of a uint64."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
-@kernel
-def episode_state(stream, index, retry):
-    """RNG state of episode ``index`` (``retry``-th regeneration) of a stream."""
-    z = _mix(stream ^ _mix(np.uint64(index) * _GOLDEN + np.uint64(1)))
-    return _mix(z ^ _mix(np.uint64(retry) * _MIX2 + np.uint64(2)))
-
-
-@kernel
-def _below(rng, n):
-    """Uniform integer in ``[0, n)`` (n >= 1) from the splitmix64 state ``rng[0]``."""
-    rng[0] += _GOLDEN
-    return np.int64(_mix(rng[0]) % np.uint64(n))
 
 
 # ---------------------------------------------------------------- cell sets
@@ -269,15 +244,15 @@ def _run_chain(kind, g, rows, cols, n, color, keep, work):
 def _walk(rng, size, rows, cols):
     """The reference's random-walk shape: a uniform start cell, then at most ``4 * size`` uniform
     king moves inside the grid, keeping new cells; the walk may end short of ``size``."""
-    side = np.int64(SIDE)  # an int64, not a literal: one compiled _below serves every call
-    r, c = _below(rng, side), _below(rng, side)
+    side = np.int64(SIDE)  # an int64, not a literal: one compiled below serves every call
+    r, c = below(rng, side), below(rng, side)
     rows[0], cols[0] = r, c
     hi, lo = _bit(r, c)
     n = 1
     moves = 0
     while n < size and moves < 4 * size:
         choices = (3 if 0 < r < SIDE - 1 else 2) * (3 if 0 < c < SIDE - 1 else 2) - 1
-        pick = _below(rng, choices)
+        pick = below(rng, choices)
         next_r, next_c = r, c
         for dr in range(-1, 2):
             for dc in range(-1, 2):
@@ -299,7 +274,7 @@ def _walk(rng, size, rows, cols):
 @kernel
 def _shape_size(rng, params):
     """Requested size of a random shape: uniform in the spec's range."""
-    return params[P_MIN_SIZE] + _below(rng, params[P_MAX_SIZE] - params[P_MIN_SIZE] + 1)
+    return params[P_MIN_SIZE] + below(rng, params[P_MAX_SIZE] - params[P_MIN_SIZE] + 1)
 
 
 @kernel
@@ -327,7 +302,7 @@ def draw_head(rng, type_start, head):
     """Types (three distinct of five) and parameter variants of the shape, colour and neighbour roles."""
     taken = 0
     for role in range(3):
-        pick = _below(rng, N_TYPES - role)
+        pick = below(rng, N_TYPES - role)
         for kind in range(N_TYPES):
             if taken & (1 << kind) == 0:
                 if pick == 0:
@@ -337,7 +312,7 @@ def draw_head(rng, type_start, head):
                 pick -= 1
     for role in range(3):
         kind = head[role]
-        head[3 + role] = type_start[kind] + _below(rng, type_start[kind + 1] - type_start[kind])
+        head[3 + role] = type_start[kind] + below(rng, type_start[kind + 1] - type_start[kind])
 
 
 @kernel
@@ -347,7 +322,7 @@ def _pick_color(rng, excluded):
     for color in range(1, 10):
         if (excluded >> color) & 1 == 0:
             count += 1
-    pick = _below(rng, count)
+    pick = below(rng, count)
     for color in range(1, 10):
         if (excluded >> color) & 1 == 0:
             if pick == 0:
@@ -386,7 +361,7 @@ def _draw_indicators(rng, g, masks, keep):
             excluded |= 1 << g[G_ROLES + 3 * role + 1]
     g[G_COLOR] = _pick_color(rng, excluded)
     g[G_NCOLOR] = _pick_color(rng, 1 << g[G_COLOR])
-    g[G_NSHAPE] = _below(rng, np.int64(INDICATOR_SHAPES.shape[0]))
+    g[G_NSHAPE] = below(rng, np.int64(INDICATOR_SHAPES.shape[0]))
     hi, lo = np.uint64(0), np.uint64(0)
     for i in range(INDICATOR_SIZES[g[G_NSHAPE]]):
         bit_hi, bit_lo = _bit(INDICATOR_SHAPES[g[G_NSHAPE], i, 0], INDICATOR_SHAPES[g[G_NSHAPE], i, 1])
@@ -403,7 +378,7 @@ def _place_indicator(rng, g, masks):
     for i in range(INDICATOR_SIZES[shape]):
         height = max(height, INDICATOR_SHAPES[shape, i, 0] + 1)
         width = max(width, INDICATOR_SHAPES[shape, i, 1] + 1)
-    g[G_NROW], g[G_NCOL] = _below(rng, SIDE - height + 1), _below(rng, SIDE - width + 1)
+    g[G_NROW], g[G_NCOL] = below(rng, SIDE - height + 1), below(rng, SIDE - width + 1)
     hi, lo = np.uint64(0), np.uint64(0)
     for i in range(INDICATOR_SIZES[shape]):
         bit_hi, bit_lo = _bit(INDICATOR_SHAPES[shape, i, 0] + g[G_NROW], INDICATOR_SHAPES[shape, i, 1] + g[G_NCOL])
@@ -457,9 +432,9 @@ def _touches(rows, cols, n, masks):
 @kernel
 def _draw_object(rng, kind, g, s_cells, params, obj):
     """The main object of an example of ``kind``: (count, colour); count 0 for a forbidden shape."""
-    color = g[G_COLOR] if MARKS[kind, 1] == 1 else g[G_FREE + _below(rng, g[G_NFREE])]
+    color = g[G_COLOR] if MARKS[kind, 1] == 1 else g[G_FREE + below(rng, g[G_NFREE])]
     if MARKS[kind, 0] == 1:
-        r, c = _below(rng, SIDE - g[G_SH] + 1), _below(rng, SIDE - g[G_SW] + 1)
+        r, c = below(rng, SIDE - g[G_SH] + 1), below(rng, SIDE - g[G_SW] + 1)
         return _place_shape(r, c, g, s_cells, obj[0], obj[1]), color
     n = _walk(rng, _shape_size(rng, params), obj[0], obj[1])
     return n, color
@@ -524,7 +499,7 @@ def _level2_block(rng, g, s_cells, masks, params, obj, work, grids, first):
     if found < need:
         return False
     for i in range(need):
-        j = i + _below(rng, found - i)
+        j = i + below(rng, found - i)
         positions[i], positions[j] = positions[j], positions[i]
         n = _place_shape(positions[i] // SIDE, positions[i] % SIDE, g, s_cells, obj[0], obj[1])
         m, out_color = _example(level2, n, g[G_COLOR], g, masks, params, obj, work)
@@ -590,7 +565,7 @@ def generate(stream, indices, retries, variants, type_start, params):
     head = np.zeros(6, np.int64)
     rng = np.zeros(1, np.uint64)
     for i in range(n):
-        rng[0] = episode_state(stream, indices[i], retries[i])
+        rng[0] = sample_state(stream, indices[i], retries[i])
         draw_head(rng, type_start, head)
         for _ in range(params[P_MAX_GRAMMARS]):
             cause = SHAPE_LIKE_INDICATOR
@@ -611,7 +586,7 @@ def heads(stream, indices, retries, type_start):
     out = np.zeros((indices.shape[0], 6), np.int64)
     rng = np.zeros(1, np.uint64)
     for i in range(indices.shape[0]):
-        rng[0] = episode_state(stream, indices[i], retries[i])
+        rng[0] = sample_state(stream, indices[i], retries[i])
         draw_head(rng, type_start, out[i])
     return out
 
@@ -627,7 +602,7 @@ def generate_fixed(stream, grammars, s_cells, masks, params):
     causes = np.zeros((n, len(CAUSES)), np.int64)
     rng = np.zeros(1, np.uint64)
     for i in range(n):
-        rng[0] = episode_state(stream, i, 0)
+        rng[0] = sample_state(stream, i, 0)
         masks[i, M_HALO], masks[i, M_HALO + 1] = _halo(masks[i, M_NCELLS], masks[i, M_NCELLS + 1])
         for _ in range(params[P_MAX_GRAMMARS]):
             cause = fill_episode(rng, grammars[i], s_cells[i], masks[i], params, grids[i])

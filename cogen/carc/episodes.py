@@ -12,7 +12,6 @@ and the number of workers never changes the bytes.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cogen import _rng as rng
 from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS, Variant, triplet_name
 from cogen.carc.layout import Layout
 from cogen.errors import GenerationError
@@ -37,9 +37,8 @@ MAX_DRAWS = 500
 
 
 def stream_seed(seed: int, name: str) -> int:
-    """The RNG stream of a setting's episode pool: a ``SeedSequence`` of the seed and the setting name."""
-    words = np.frombuffer(hashlib.sha256(f"carc:{name}".encode()).digest()[:16], np.uint32).tolist()
-    return int(np.random.SeedSequence([int(seed), *words]).generate_state(1, np.uint64)[0])
+    """The RNG stream of a setting's episode pool (:func:`cogen._rng.stream_seed` of the setting name)."""
+    return rng.stream_seed(seed, f"carc:{name}")
 
 
 @dataclass(frozen=True)

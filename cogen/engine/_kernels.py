@@ -18,7 +18,10 @@ separate specialisation for every literal argument, and the whole call tree is r
 every level, so both would multiply the cold compile time.
 
 Token ids come from :data:`cogen.engine.registry.TRANSFORMS` (they are compiled in as
-constants; they never change). Token 0 is the identity.
+constants; they never change). Token 0 is the identity. How each token's result is written
+(``TOKEN_WRITER``) and whether it re-tightens (``TOKEN_RETIGHTENS``) are tables built from the
+registry's records (:attr:`~cogen.engine.registry.Transform.writer`, ``retightens``), so this
+module pins the registry's digest (``KERNELS_SHA256``, see :mod:`cogen.pins`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from cogen._jit import kernel
-from cogen.engine.registry import IDENTITY_TOKEN, TRANSFORMS
+from cogen.engine.registry import IDENTITY_TOKEN, TRANSFORMS, WRITERS
+
+KERNELS_SHA256 = "bba47c1d48cb903e9625e34d10cfb44125582e84a464a7766d0039b5f8a22fe3"
 
 __all__ = [
     "CANNOT_APPLY",
@@ -61,6 +66,15 @@ DOUBLE_RIGHT, DOUBLE_LEFT, DOUBLE_DOWN, DOUBLE_UP, QUADRUPLE = (
     _T["double_right"], _T["double_left"], _T["double_down"], _T["double_up"], _T["quadruple_shape"])
 N_TOKENS = len(_T) + 1
 del _T
+W_MOVE, W_STRIDED, W_RECOLOR, W_FILL, W_EMPTY, W_EXTEND, W_PAD, W_TILE = (WRITERS.index(name) for name in (
+    "move", "strided", "recolor", "fill", "empty", "extend", "pad", "tile"))
+#: Per token: its writer (an index of ``WRITERS``) and whether the result re-tightens (crops).
+TOKEN_WRITER = np.full(N_TOKENS, -1, np.int64)
+TOKEN_RETIGHTENS = np.zeros(N_TOKENS, np.bool_)
+for _record in TRANSFORMS.values():
+    TOKEN_WRITER[_record.token] = WRITERS.index(_record.writer)
+    TOKEN_RETIGHTENS[_record.token] = _record.retightens
+del _record
 
 
 # ----------------------------------------------------------------------------- geometry
@@ -320,30 +334,30 @@ def transform_object(token, box, pixels, scratch, height, width):
         return CANNOT_APPLY
     if new_row < 0 or new_col < 0 or new_row + new_h > height or new_col + new_w > width:
         return OUT_OF_GRID
-    if UP <= token <= RIGHT:  # translations only move the anchor
+    writer = TOKEN_WRITER[token]
+    if writer == W_MOVE:  # translations only move the anchor
         box[0], box[1] = new_row, new_col
         return OK
     # write the nominal result into scratch[:new_h, :new_w]; one call site per writer
-    if token == RECOLOR:
+    if writer == W_RECOLOR:
         _write_recolor(pixels, h, w, scratch)
-    elif token == FILL_SAME or token == FILL_OTHER:
+    elif writer == W_FILL:
         _write_fill(pixels, h, w, scratch, token == FILL_SAME)
-    elif token == EMPTY:
+    elif writer == W_EMPTY:
         _write_empty(pixels, h, w, scratch)
-    elif token == EXTEND_SAME or token == EXTEND_OTHER:
+    elif writer == W_EXTEND:
         color = 0 if token == EXTEND_SAME else _next_color(_most_frequent_color(pixels, h * w))
         _write_extend(pixels, h, w, scratch, color)
-    elif PAD_TOP <= token <= PAD_RING:
-        ring = token == PAD_RING
-        _write_pad(pixels, h, w, scratch, int(token == PAD_TOP or ring), int(token == PAD_BOTTOM or ring),
-                   int(token == PAD_LEFT or ring), int(token == PAD_RIGHT or ring))
-    elif DOUBLE_RIGHT <= token <= QUADRUPLE:
+    elif writer == W_PAD:  # the pad on each side is what the nominal box grew by there
+        top, left = row - new_row, col - new_col
+        _write_pad(pixels, h, w, scratch, top, new_h - h - top, left, new_w - w - left)
+    elif writer == W_TILE:
         _write_tile(pixels, h, w, scratch, new_h // h, new_w // w)
     else:  # rot90, mirrors, crops: a strided read of the box
         start, step_row, step_col = _strides(token, h, w, new_row - row, new_col - col)
         _write_strided(pixels, start, step_row, step_col, scratch, new_h, new_w)
     top, left = 0, 0
-    if CROP_TOP <= token <= CROP_CONTOURS:
+    if TOKEN_RETIGHTENS[token]:
         top, left, bottom, right = _tight_bounds(scratch, new_h, new_w)
         if bottom == 0:
             return CANNOT_APPLY

@@ -21,8 +21,10 @@ from cogen.errors import UnknownNameError
 
 __all__ = [
     "FAMILIES",
+    "FAMILY_WRITERS",
     "IDENTITY_TOKEN",
     "TRANSFORMS",
+    "WRITERS",
     "Example",
     "Transform",
     "from_token",
@@ -38,6 +40,18 @@ IDENTITY_TOKEN = 0
 FAMILIES = ("translate", "rotate", "mirror", "crop", "color", "fill", "empty", "extend", "pad",
             "duplicate")
 """The paper's ten families, in the order of the reference table."""
+
+WRITERS = ("move", "strided", "recolor", "fill", "empty", "extend", "pad", "tile")
+"""The engine's ways of writing a result (see :data:`FAMILY_WRITERS`)."""
+
+FAMILY_WRITERS: Mapping[str, str] = MappingProxyType({
+    "translate": "move", "rotate": "strided", "mirror": "strided", "crop": "strided", "color": "recolor",
+    "fill": "fill", "empty": "empty", "extend": "extend", "pad": "pad", "duplicate": "tile",
+})
+"""How the engine writes a transformation's result, by family: ``move`` the anchor only, a
+``strided`` read of the box (turns, mirrors, crops), or a writer of its own. The kernels build
+their per-token tables from :attr:`Transform.writer` and :attr:`Transform.retightens`, never
+from token ranges, so a new transformation behaves as its family does."""
 
 Rows = tuple[tuple[int, ...], ...]
 
@@ -113,6 +127,16 @@ class Transform:
         object.__setattr__(self, "self_inverse", self.inverse == self.name)
         if self.inverse is not None and self.undone_by is None:
             object.__setattr__(self, "undone_by", self.inverse)
+
+    @property
+    def writer(self) -> str:
+        """How the engine writes the result (:data:`FAMILY_WRITERS` of the family)."""
+        return FAMILY_WRITERS[self.family]
+
+    @property
+    def retightens(self) -> bool:
+        """True for crops: the box shrinks to the pixels kept (an empty result cannot apply)."""
+        return self.family == "crop"
 
     def algebra(self) -> str:
         """Short human summary of the algebra fields, e.g. ``order 4; keeps colours, pixels``."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cogen import _rng as rng
 from cogen.specs.schema import SPLITS, Domain
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "Program", "compile_domain", "stream_seed"]
@@ -69,11 +70,9 @@ def compile_domain(domain: Domain, bank, max_attempts: int = DEFAULT_MAX_ATTEMPT
                    params, (grid.height.hi, grid.width.hi, count.hi, depth))
 
 
-def stream_seed(seed: int, experiment: str, split: str) -> np.uint64:
-    """The RNG stream of one split: a ``SeedSequence`` of the seed, the experiment name and the split."""
-    name_words = np.frombuffer(hashlib.sha256(experiment.encode()).digest()[:16], np.uint32).tolist()
-    entropy = [int(seed), *name_words, SPLITS.index(split) if split in SPLITS else _word(split)]
-    return np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0]
+def stream_seed(seed: int, experiment: str, split: str) -> int:
+    """The RNG stream of one split (:func:`cogen._rng.stream_seed` of the experiment name and the split)."""
+    return rng.stream_seed(seed, experiment, SPLITS.index(split) if split in SPLITS else _word(split))
 
 
 def _word(text: str) -> int:

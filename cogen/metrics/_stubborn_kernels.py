@@ -2,10 +2,9 @@
 the prediction and the target of that scene.
 
 This module calls the engine's ``run_scene`` and ``render_scene``. Numba's cache only notices edits
-to *this* file, so ``ENGINE_KERNELS_SHA256`` pins the engine kernels the cache was compiled
-against: :mod:`cogen.metrics.stubborn` uses the cached kernel only while the pin matches
-``cogen/engine/_kernels.py`` and otherwise compiles a fresh, uncached copy (correct, a few seconds
-slower). See :mod:`cogen.engine.pins`; refresh with ``python -m cogen.engine.pins``.
+to *this* file, so ``KERNELS_SHA256`` pins the engine kernels the cache was compiled against; while
+the pin is stale the kernels compile without the cache (see :mod:`cogen.pins`; refresh with
+``python -m cogen.pins``).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import numpy as np
 from cogen._jit import kernel
 from cogen.engine._kernels import OK, render_scene, run_scene
 
-ENGINE_KERNELS_SHA256 = "cd77d4d4bf8738a3e75e7c1ab1096ae6819de2c381c3f3ef036c04de947f7c97"
+KERNELS_SHA256 = "0a8d3008c3947e7e531c43cd4bfe07b7810ec158823e1145b56c9c90e0597d26"
 
 # Columns of the int64 ``wanted`` array: compare with the prediction, with the target, check the input.
 WANT_PREDICTION, WANT_TARGET, CHECK_INPUT = 0, 1, 2

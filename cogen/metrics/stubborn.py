@@ -16,8 +16,6 @@ share among wrong predictions can be read too.
 
 from __future__ import annotations
 
-import functools
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -26,7 +24,6 @@ import numpy as np
 
 from cogen.metrics.grids import GridStack, as_stack
 
-logger = logging.getLogger(__name__)
 
 __all__ = ["Scene", "StubbornnessResult", "sequence_outputs", "stubbornness"]
 
@@ -77,23 +74,6 @@ def sequence_outputs(scene: Scene, sequences: Sequence[Sequence[str]]) -> list[n
     return out
 
 
-@functools.cache
-def _matcher():
-    """The cached kernel while its engine pin is current, else a freshly compiled, uncached copy."""
-    from cogen.metrics import _stubborn_kernels
-    from cogen.engine import pins
-
-    if pins.is_current("metrics/_stubborn_kernels.py"):
-        return _stubborn_kernels.match_sequences
-    import numba
-
-    from cogen._jit import JIT_OPTIONS
-
-    logger.warning("cogen/metrics/_stubborn_kernels.py pins older engine kernels; compiling stubbornness without the "
-                   "cache (run `python -m cogen.engine.pins` to refresh the pin)")
-    return numba.njit(**{**JIT_OPTIONS, "cache": False})(_stubborn_kernels.match_sequences.py_func)
-
-
 def _pack(scenes: Sequence[Scene | None]) -> tuple[np.ndarray, ...]:
     """Scenes as the kernel's arrays; ``kept`` marks the scenes that exist and lie inside their grids."""
     kept = np.zeros(len(scenes), bool)
@@ -120,6 +100,7 @@ def _pack(scenes: Sequence[Scene | None]) -> tuple[np.ndarray, ...]:
 def _match(scenes, predictions: GridStack, targets: GridStack | None, inputs: GridStack | None,
            tokens: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(matched, reachable, verified)`` of one chunk of scenes."""
+    from cogen.metrics import _stubborn_kernels
     from cogen.metrics._stubborn_kernels import CHECK_INPUT, WANT_PREDICTION, WANT_TARGET
 
     n = len(scenes)
@@ -132,7 +113,7 @@ def _match(scenes, predictions: GridStack, targets: GridStack | None, inputs: Gr
     wanted[:, CHECK_INPUT] = inputs is not None
     wanted[~kept] = 0
     matched, reachable, verified = np.full(n, -1, np.int64), np.zeros(n, bool), np.zeros(n, bool)
-    _matcher()(tokens, starts, boxes, pixels, first, sizes, *(
+    _stubborn_kernels.match_sequences(tokens, starts, boxes, pixels, first, sizes, *(
         empty if s is None else np.ascontiguousarray(s.canvas(height, width)) for s in (inputs, predictions, targets)),
         wanted, matched, reachable, verified)
     verified &= kept
