@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from cogen.engine import TRANSFORMS, pack, run_scene, sequence_tokens
-from cogen.engine._kernels import OK, apply_batch
+from cogen.engine._kernels import apply_batch
 
 WARM_UP = """
 import time
@@ -105,7 +105,7 @@ def scenes(grids: list[np.ndarray], count: int, rng: np.random.Generator):
         (r0, c0), (r1, c1) = spots
         (h0, w0), (h1, w1) = pair[0].shape, pair[1].shape
         if r1 > r0 + h0 or r0 > r1 + h1 or c1 > c0 + w0 or c0 > c1 + w1:  # boxes 1 cell apart
-            for i, (grid, (r, c)) in enumerate(zip(pair, spots)):
+            for i, (grid, (r, c)) in enumerate(zip(pair, spots, strict=True)):
                 boxes[k, i] = (r, c, *grid.shape)
                 pixels[k, i, : grid.size] = grid.ravel()
             k += 1

@@ -23,9 +23,8 @@ def fake_hub(monkeypatch, tmp_path):
     Caches and the token file go to ``tmp_path``; Xet is disabled (the fake speaks plain LFS).
     """
     import datasets.config
-    from huggingface_hub import constants
-
     from fake_hub import serve
+    from huggingface_hub import constants
 
     server, url, hub = serve()
     for module, name, value in [

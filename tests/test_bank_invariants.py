@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_bank_properties import oracle
 
 from cogen.bank import POOLS, PROPERTIES, load_bank, pool_sizes
 from cogen.bank._recipes import COLOR_PATTERNS, CONNECTIVITIES, FOOTPRINTS, SYMMETRIES
-from test_bank_properties import oracle
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from cogen.bank.properties import measure, property_columns
 
 def components8(mask: np.ndarray) -> int:
     """Union-find over the non-zero cells, joining each cell to its 8 neighbours."""
-    parent = {cell: cell for cell in zip(*np.nonzero(mask))}
+    parent = {cell: cell for cell in zip(*np.nonzero(mask), strict=True)}
 
     def find(cell):
         while parent[cell] != cell:

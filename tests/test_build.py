@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from cogen.errors import GenerationError
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
-from cogen.errors import GenerationError
 from cogen.specs import packaged_specs
 
 TINY = """\

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from cogen.pipeline import build
-from cogen.pipeline.verify import failed, verify
 from cogen.carc.mlc import decode_grids, encoder_length, mlc_arrays
 from cogen.carc.split import held_out_triplets
 from cogen.cli import app
+from cogen.pipeline import build
+from cogen.pipeline.verify import failed, verify
 
 SCALE = 0.002  # 200 episodes
 

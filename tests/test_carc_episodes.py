@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from test_carc_oracle import apply, components, compose, normalised, render, touching
 
-from cogen.pipeline.carc import CarcBuilder
 from cogen.carc.episodes import EpisodeSampler
 from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS
+from cogen.pipeline.carc import CarcBuilder
 from cogen.specs import load_spec
 
 CHI2_9DOF_P001 = 27.88  # chi-square critical value, 9 degrees of freedom, p = 0.001
@@ -61,7 +61,7 @@ def check_episode(batch, i: int, mode: str, keep: bool) -> int:
         main = objects[0]
         assert (normalised(main[0]) == shape) == marks[0], (i, example, "shape marker")
         assert (main[1] == color) == marks[1], (i, example, "colour marker")
-        chain = [step for step, marked in zip(steps, marks) if marked]
+        chain = [step for step, marked in zip(steps, marks, strict=True) if marked]
         result = compose(main, chain, mode)
         assert result is not None
         others = [indicator] if marks[2] else []

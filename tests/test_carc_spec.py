@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from cogen.specs.carc import CarcSetting, setting_from_dict
 from cogen.errors import SpecError, UnknownNameError
 from cogen.specs import load_spec, packaged_specs, parse_spec_text
+from cogen.specs.carc import CarcSetting, setting_from_dict
 
 BASE = """\
 setting: t

@@ -7,9 +7,9 @@ import itertools
 import numpy as np
 from test_carc_oracle import components, compose, normalised, render
 
-from cogen.pipeline.carc import static_episodes
 from cogen.carc.grammar import KINDS, ROLES
 from cogen.carc.static import FREE_COLORS, SHAPES, static_rows
+from cogen.pipeline.carc import static_episodes
 from cogen.specs import load_spec
 
 
@@ -35,7 +35,7 @@ def test_static_episodes_follow_their_fixed_grammars():
             assert (normalised(main[0]) == shapes[a]) == marks[0]
             assert normalised(main[0]) in shapes if marks[0] else normalised(main[0]) not in shapes
             assert main[1] == color if marks[1] else main[1] in FREE_COLORS
-            result = compose(main, [s for s, m in zip(steps, marks) if m])
+            result = compose(main, [s for s, m in zip(steps, marks, strict=True) if m])
             assert np.array_equal(grid_out, render(([indicator] if marks[2] else []) + [result]))
             if kind == 6:
                 level2_inputs.add(grid_in.tobytes())

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 import oracle
-from cogen.engine import TRANSFORMS, pack, run_scene, sequence_tokens
 from test_engine_oracle import kernel_results
 from test_engine_scene import random_scene
+
+from cogen.engine import TRANSFORMS, pack, run_scene, sequence_tokens
 
 
 def digest(objects: int = 400, scenes: int = 400) -> str:

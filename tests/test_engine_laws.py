@@ -7,11 +7,11 @@ fixed objects, so the metadata is exact in both directions.
 from __future__ import annotations
 
 import numpy as np
+import oracle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import oracle
 from cogen.engine import TRANSFORMS, PlacedObject, apply
 
 MAX_POWER = 12  # "order None" means no power up to this one is the identity on the witnesses
@@ -104,7 +104,7 @@ def test_undeclared_laws_fail_somewhere(name):
     t = TRANSFORMS[name]
     shortest = t.order or MAX_POWER + 1
     for k in range(1, shortest):
-        assert _some_witness(lambda x: not same(power(name, x, k), x)), f"{name}^{k} is the identity"
+        assert _some_witness(lambda x, k=k: not same(power(name, x, k), x)), f"{name}^{k} is the identity"
     for other in TRANSFORMS:
         if other != t.undone_by:
             assert not _undoes(other, name), f"{other} undoes {name}"
@@ -114,7 +114,7 @@ def test_undeclared_laws_fail_somewhere(name):
         assert _some_witness(lambda x: (y := apply(name, x)) is not None and not same(apply(name, y), y))
     for flag, measure in PRESERVED.items():
         if not getattr(t, flag):
-            assert _some_witness(lambda x: (y := apply(name, x)) is not None
+            assert _some_witness(lambda x, measure=measure: (y := apply(name, x)) is not None
                                  and measure(y) != measure(x)), f"{name} always {flag}"
     if t.can_fail:
         assert _some_witness(lambda x: apply(name, x) is None)

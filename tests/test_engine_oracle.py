@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import oracle
 import pytest
 
-import oracle
 from cogen.engine import TRANSFORMS, PlacedObject, apply, pack
 from cogen.engine._kernels import OK, apply_batch
 
@@ -15,7 +15,7 @@ N_OBJECTS = 2000
 def kernel_results(token: int, objects: list[np.ndarray], anchors: np.ndarray) -> list:
     """apply_batch on all objects at once: per object (row, col, grid) or None."""
     side = max(max(g.shape) for g in objects)
-    boxes, pixels = pack([(r, c, g) for (r, c), g in zip(anchors, objects)], (2 * side + 2) ** 2)
+    boxes, pixels = pack([(r, c, g) for (r, c), g in zip(anchors, objects, strict=True)], (2 * side + 2) ** 2)
     status = np.zeros(len(objects), dtype=np.int64)
     apply_batch(token, boxes, pixels, np.zeros((2 * side + 2, 2 * side + 2), np.int8), status)
     return [(int(r), int(c), pixels[i, : h * w].reshape(h, w)) if status[i] == OK else None
@@ -41,7 +41,7 @@ def objects(request):
 def test_kernel_matches_oracle(name, objects):
     grids, anchors = objects
     got = kernel_results(TRANSFORMS[name].token, grids, anchors)
-    for (row, col), grid, result in zip(anchors, grids, got):
+    for (row, col), grid, result in zip(anchors, grids, got, strict=True):
         expected = oracle.transform(name, int(row), int(col), grid)
         assert _same(expected, result), f"{name} on {grid.tolist()} at ({row}, {col}): {expected} != {result}"
 

@@ -10,9 +10,19 @@ import sys
 import numpy as np
 import pytest
 
-from cogen.engine import (FAMILIES, IDENTITY_TOKEN, TRANSFORMS, PlacedObject, apply, from_token,
-                          markdown_table, resolve, resolve_sequence, sequence_tokens)
-from cogen.engine import _kernels
+from cogen.engine import (
+    FAMILIES,
+    IDENTITY_TOKEN,
+    TRANSFORMS,
+    PlacedObject,
+    _kernels,
+    apply,
+    from_token,
+    markdown_table,
+    resolve,
+    resolve_sequence,
+    sequence_tokens,
+)
 from cogen.errors import SpecError, UnknownNameError
 
 # Frozen forever: task codes of published datasets use these ids (reference table order).

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import numpy as np
+import oracle
 import pytest
 
-import oracle
-from cogen.engine import (CANNOT_APPLY, OK, OUT_OF_GRID, OVERLAP, TRANSFORMS, PlacedObject,
-                          apply_sequence, pack, render, render_scene, run_scene, sequence_tokens,
-                          unpack)
+from cogen.engine import (
+    CANNOT_APPLY,
+    OK,
+    OUT_OF_GRID,
+    OVERLAP,
+    TRANSFORMS,
+    PlacedObject,
+    apply_sequence,
+    pack,
+    render,
+    render_scene,
+    run_scene,
+    sequence_tokens,
+    unpack,
+)
 from cogen.errors import PlacementError
 
 NAMES = list(TRANSFORMS)
@@ -32,7 +44,7 @@ def random_scene(rng: np.random.Generator):
 
 def _same_objects(expected, got) -> bool:
     return len(expected) == len(got) and all(
-        (a[0], a[1]) == (b.row, b.col) and np.array_equal(a[2], b.grid) for a, b in zip(expected, got))
+        (a[0], a[1]) == (b.row, b.col) and np.array_equal(a[2], b.grid) for a, b in zip(expected, got, strict=True))
 
 
 def test_apply_sequence_matches_brute_force():

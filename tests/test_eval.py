@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cogen.pipeline import build
 from cogen.cli import app
 from cogen.engine import PlacedObject, apply_sequence
 from cogen.errors import DataError, EvalError
 from cogen.eval import baseline_records, evaluate, summary_rows, write_predictions
 from cogen.folder import read_split
+from cogen.pipeline import build
 
 SPEC = """\
 setting: E
@@ -80,7 +80,7 @@ def _in_domain_outputs(row: dict) -> list[list | None]:
     from cogen.bank import load_bank
 
     bank = load_bank()
-    objects = [PlacedObject(r, c, bank.object(i)) for i, (r, c) in zip(row["object_ids"], row["object_positions"])]
+    objects = [PlacedObject(r, c, bank.object(i)) for i, (r, c) in zip(row["object_ids"], row["object_positions"], strict=True)]
     height, width = len(row["input"]), len(row["input"][0])
     results = [apply_sequence(sequence, objects, height, width) for sequence in IN_DOMAIN]
     return [result.grid.tolist() if result.ok else None for result in results]

@@ -70,7 +70,7 @@ def test_primitive_outputs_on_real_episodes_are_classified_as_primitives(data):
                        query_grids(split, "query_outputs", index.positions))
     checked = 0
     for query in queries:
-        roles = [role for role, (name, _) in zip(ROLES, query.roles) if name == "translation"]
+        roles = [role for role, (name, _) in zip(ROLES, query.roles, strict=True) if name == "translation"]
         if not roles:
             continue
         kwargs = dict(query.roles[ROLES.index(roles[0])][1])

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from cogen.bank import load_bank
-from cogen.generate.sampler import SplitJob, generate_rows
 from cogen.engine import PlacedObject, apply_sequence
 from cogen.engine.registry import from_token
 from cogen.generate.program import stream_seed
+from cogen.generate.sampler import SplitJob, generate_rows
 from cogen.specs import load_spec, parse_spec_text
 from cogen.specs.cogitao import object_query
 
@@ -24,7 +24,7 @@ def job_of(spec: str, config: str, split: str, seed: int = 7) -> SplitJob:
 
 def render(bank, ids, positions, height, width) -> np.ndarray:
     grid = np.zeros((height, width), np.int8)
-    for bank_id, (row, col) in zip(ids, positions):
+    for bank_id, (row, col) in zip(ids, positions, strict=True):
         obj = bank.object(bank_id)
         h, w = obj.shape
         grid[row : row + h, col : col + w][obj != 0] = obj[obj != 0]
@@ -34,7 +34,7 @@ def render(bank, ids, positions, height, width) -> np.ndarray:
 def separated(bank, ids, positions, height, width) -> bool:
     """No object pixel lies in the 3x3 neighbourhood of another object's pixel."""
     masks = []
-    for bank_id, (row, col) in zip(ids, positions):
+    for bank_id, (row, col) in zip(ids, positions, strict=True):
         mask = np.zeros((height + 2, width + 2), bool)
         obj = bank.object(bank_id)
         mask[row + 1 : row + 1 + obj.shape[0], col + 1 : col + 1 + obj.shape[1]] = obj != 0
@@ -72,7 +72,7 @@ def test_samples_obey_their_domain(spec, config, split):
         assert set(ids.tolist()) <= allowed
         assert (rows["inputs"][i, :height, :width] == render(bank, ids, positions, height, width)).all()
         assert separated(bank, ids, positions, height, width)
-        objects = [PlacedObject(r, c, bank.object(b)) for b, (r, c) in zip(ids, positions)]
+        objects = [PlacedObject(r, c, bank.object(b)) for b, (r, c) in zip(ids, positions, strict=True)]
         result = apply_sequence(sequence, objects, height, width)
         assert result.ok
         assert (rows["outputs"][i, :height, :width] == result.grid).all()

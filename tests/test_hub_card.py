@@ -14,10 +14,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cogen.pipeline import build
-from cogen.folder.manifest import read_manifests
 from cogen.card.card import card_header, render_card, write_card
+from cogen.folder.manifest import read_manifests
 from cogen.palette import ARC_RGB
+from cogen.pipeline import build
 
 GOLDEN = Path(__file__).parent / "golden" / "hub_card_header.yaml"
 # A fixed two-config build: one composition shift with out-of-domain splits, one in-domain only.
@@ -103,8 +103,8 @@ def _section(text: str, title: str) -> str:
 
 
 def test_card_body_is_derived_from_manifests_registry_and_differences(small_build):
-    from cogen.engine.registry import markdown_table
     from cogen.card.differences import DIFFERENCES
+    from cogen.engine.registry import markdown_table
 
     text = (small_build / "README.md").read_text(encoding="utf-8")
     manifests = read_manifests(small_build)

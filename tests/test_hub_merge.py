@@ -10,11 +10,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cogen.pipeline import build
-from cogen.folder.manifest import read_manifests
-from cogen.pipeline.verify import failed, verify
 from cogen.errors import BuildError
+from cogen.folder.manifest import read_manifests
 from cogen.hub.merging import merge
+from cogen.pipeline import build
+from cogen.pipeline.verify import failed, verify
 from cogen.specs import packaged_specs
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cogen.pipeline import build
-from cogen.folder.manifest import read_manifests
 from cogen.errors import PublishError
+from cogen.folder.manifest import read_manifests
 from cogen.hub.publish import hub_settings, push, upload_plan
+from cogen.pipeline import build
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # inside the HTTP client library
 

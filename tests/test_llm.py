@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cogen.pipeline import build
 from cogen.cli import app
 from cogen.eval import evaluate
 from cogen.folder import read_split
 from cogen.llm import export_prompts, parse_replies, parse_reply, task_codes
 from cogen.llm.prompts import choose_examples
+from cogen.pipeline import build
 from cogen.specs.schema import experiment_from_dict
 
 SPEC = """\

@@ -9,9 +9,22 @@ import numpy as np
 import pytest
 
 from cogen.errors import EvalError
-from cogen.metrics import (PAD, Scene, check_grid, components, equal_grids, grid_accuracy, object_counts,
-                           object_pixel_accuracy, object_pixel_error, per_pixel_accuracy, score_grids,
-                           sequence_outputs, stack_grids, stubbornness)
+from cogen.metrics import (
+    PAD,
+    Scene,
+    check_grid,
+    components,
+    equal_grids,
+    grid_accuracy,
+    object_counts,
+    object_pixel_accuracy,
+    object_pixel_error,
+    per_pixel_accuracy,
+    score_grids,
+    sequence_outputs,
+    stack_grids,
+    stubbornness,
+)
 from cogen.metrics.grids import MAX_SIDE, REASONS
 
 
@@ -142,7 +155,7 @@ def _grid(cells: dict) -> np.ndarray:
 def test_sequence_outputs_follow_the_engine_and_fail_off_grid():
     up, rot, off_grid = sequence_outputs(SCENE, SEQUENCES)
     assert up.tolist() == _grid({(1, 1): 1, (1, 2): 2}).tolist()
-    assert sorted(zip(*np.nonzero(rot))) != sorted(zip(*np.nonzero(up)))
+    assert sorted(zip(*np.nonzero(rot), strict=True)) != sorted(zip(*np.nonzero(up), strict=True))
     assert off_grid is None  # row 2 moved up three times leaves the grid
 
 

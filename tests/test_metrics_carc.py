@@ -9,8 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cogen.metrics.carc import (ERROR_CATEGORIES, CarcQuery, classify_error, error_taxonomy, score_queries,
-                                taxonomy_counts)
+from cogen.metrics.carc import (
+    ERROR_CATEGORIES,
+    CarcQuery,
+    classify_error,
+    error_taxonomy,
+    score_queries,
+    taxonomy_counts,
+)
 
 pytest.importorskip("cogen.carc.grammar")
 

@@ -83,7 +83,7 @@ def encode_container(pixels, offsets, shapes, columns: Mapping[str, np.ndarray],
     header_bytes = _layout(header, arrays)
     out = io.BytesIO()
     out.write(MAGIC + np.array([FORMAT_VERSION, len(header_bytes)], "<u4").tobytes() + header_bytes)
-    for (_, _, _, offset), array in zip(header["arrays"], arrays.values()):
+    for (_, _, _, offset), array in zip(header["arrays"], arrays.values(), strict=True):
         out.write(b"\0" * (_PREFIX + len(header_bytes) + offset - out.tell()))
         out.write(array.tobytes())
     return out.getvalue()

@@ -44,7 +44,7 @@ def _pack(grids: np.ndarray, shapes: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """(pixels, offsets) of tight boxes stored at the top-left of ``grids``' slots."""
     offsets = np.zeros(len(shapes) + 1, np.int64)
     np.cumsum(shapes[:, 0] * shapes[:, 1], out=offsets[1:])
-    pixels = np.concatenate([g[:r, :c].ravel() for g, (r, c) in zip(grids, shapes.tolist())])
+    pixels = np.concatenate([g[:r, :c].ravel() for g, (r, c) in zip(grids, shapes.tolist(), strict=True)])
     return pixels.astype(np.int8), offsets
 
 

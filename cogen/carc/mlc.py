@@ -119,10 +119,10 @@ def reference_records(rows: Mapping) -> Iterator[dict]:
     file and the reference's ``VisualGrammarDataset`` reads it."""
     names = ("study_inputs", "study_outputs", "query_inputs", "query_outputs", "transformations",
              "transformation_kwargs")
-    for study_in, study_out, query_in, query_out, types, kwargs in zip(*(rows[name] for name in names)):
+    for study_in, study_out, query_in, query_out, types, kwargs in zip(*(rows[name] for name in names), strict=True):
         yield {
-            "study_examples": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(study_in, study_out)],
-            "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(query_in, query_out)],
+            "study_examples": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(study_in, study_out, strict=True)],
+            "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(query_in, query_out, strict=True)],
             "meta_data": {key: {"type": str(t), "kwargs": json.loads(k)}
-                          for key, t, k in zip(_META_KEYS, types, kwargs)},
+                          for key, t, k in zip(_META_KEYS, types, kwargs, strict=True)},
         }

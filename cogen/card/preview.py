@@ -91,7 +91,7 @@ def read_bands(folder: Path, manifest: dict, split: str, n: int) -> list[Band]:
     rows = batch.to_pylist() if batch is not None else []
     bands = []
     for kind, inp, out, many in kinds:
-        pairs = [(a, b) for row in rows for a, b in (zip(row[inp], row[out]) if many else [(row[inp], row[out])])]
+        pairs = [(a, b) for row in rows for a, b in (zip(row[inp], row[out], strict=True) if many else [(row[inp], row[out])])]
         pairs = tuple((np.array(a, np.int8), np.array(b, np.int8)) for a, b in pairs[:n])
         if pairs:
             bands.append(Band(f"{split} {kind}".strip(), pairs))
@@ -138,7 +138,7 @@ def _draw_band(band: Band, cell: int) -> np.ndarray:
     height = top_height + gap + max(b.shape[0] for _, b in drawn)
     canvas = np.full((height, sum(widths) + _MARGIN * (len(widths) - 1)), _PAGE, np.uint8)
     left = 0
-    for (a, b), width in zip(drawn, widths):
+    for (a, b), width in zip(drawn, widths, strict=True):
         _paste(canvas, a, 0, left)
         _paste(canvas, _arrow(width, gap), top_height, left)
         _paste(canvas, b, top_height + gap, left)

@@ -135,8 +135,8 @@ def sample(
     result = sample_one([t.strip() for t in transforms.split(",") if t.strip()], height=height, width=width,
                         objects=objects, where=where, seed=seed)
     _console.out.print(grids_side_by_side([result.input, result.output], ["input", " -> ".join(result.transformations)]))
-    _console.out.print(f"objects (bank id @ row, col): "
-                       + ", ".join(f"{i} @ {r},{c}" for i, (r, c) in zip(result.object_ids, result.positions))
+    _console.out.print("objects (bank id @ row, col): "
+                       + ", ".join(f"{i} @ {r},{c}" for i, (r, c) in zip(result.object_ids, result.positions, strict=True))
                        + f"; {result.attempts} attempt(s)")
 
 

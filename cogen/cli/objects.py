@@ -49,7 +49,7 @@ def _info(path: BankPathOpt = None) -> None:
         if column.dtype == bool:
             values = [("true", int(column.sum()))]
         elif column.dtype.kind in "US":
-            values = [(str(v), int(c)) for v, c in zip(*np.unique(column, return_counts=True))]
+            values = [(str(v), int(c)) for v, c in zip(*np.unique(column, return_counts=True), strict=True)]
         else:
             values = [(f"{column.min()}..{column.max()} (mean {column.mean():.1f})", len(bank))]
         for value, count in values:

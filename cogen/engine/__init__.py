@@ -24,10 +24,8 @@ from cogen.engine.registry import (
 )
 
 if TYPE_CHECKING:
-    from cogen.engine._kernels import (CANNOT_APPLY, OK, OUT_OF_GRID, OVERLAP, render_scene,
-                                       run_scene)
-    from cogen.engine.scene import (PlacedObject, SceneResult, apply, apply_sequence, pack, render,
-                                    unpack)
+    from cogen.engine._kernels import CANNOT_APPLY, OK, OUT_OF_GRID, OVERLAP, render_scene, run_scene
+    from cogen.engine.scene import PlacedObject, SceneResult, apply, apply_sequence, pack, render, unpack
 
 __all__ = [
     "CANNOT_APPLY",

@@ -60,7 +60,7 @@ def expected_queries(split: SplitData, queries: str = "all") -> QueryIndex:
     numbers = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
     keep = np.ones(len(rows), bool) if queries == "all" else numbers == 0
     row_ids = split.table.column("id").to_pylist()
-    ids = [query_id(row_ids[r], int(q)) for r, q in zip(rows[keep], numbers[keep])]
+    ids = [query_id(row_ids[r], int(q)) for r, q in zip(rows[keep], numbers[keep], strict=True)]
     return QueryIndex(ids, rows[keep], numbers[keep], np.flatnonzero(keep))
 
 
@@ -102,7 +102,7 @@ def _queries(split: SplitData, rows: np.ndarray, inputs: GridStack, targets: Gri
     grammars = {}
     for r in dict.fromkeys(rows.tolist()):
         roles = tuple((name, tuple(json.loads(kwargs).items()))
-                      for name, kwargs in zip(columns["transformations"][r], columns["transformation_kwargs"][r]))
+                      for name, kwargs in zip(columns["transformations"][r], columns["transformation_kwargs"][r], strict=True))
         cells = tuple((int(a), int(b)) for a, b in columns["neighbor_indicator"][r])
         grammars[r] = (roles, cells, int(columns["neighbor_color"][r]))
     return [CarcQuery(inputs.grid(k), targets.grid(k), *grammars[r], rotation) for k, r in enumerate(rows.tolist())]

@@ -72,9 +72,9 @@ def scenes(table, inputs: GridStack) -> tuple[list[Scene | None], str]:
     bank = load_bank()
     out: list[Scene | None] = []
     ids, positions = table.column("object_ids").to_pylist(), table.column("object_positions").to_pylist()
-    for k, (object_ids, places) in enumerate(zip(ids, positions)):
+    for k, (object_ids, places) in enumerate(zip(ids, positions, strict=True)):
         try:
-            objects = tuple((int(r), int(c), bank.object(int(i))) for i, (r, c) in zip(object_ids, places))
+            objects = tuple((int(r), int(c), bank.object(int(i))) for i, (r, c) in zip(object_ids, places, strict=True))
         except (BankError, IndexError, TypeError, ValueError):
             objects = None
         out.append(None if objects is None else Scene(objects, int(inputs.heights[k]), int(inputs.widths[k])))

@@ -11,8 +11,18 @@ through this package, which depends on nothing else in cogen but :mod:`cogen.err
 """
 
 from cogen.folder.features import arrow_schema, card_features, hf_features_dict
-from cogen.folder.layout import (CARD_FILE, DATA_DIR, MANAGED_DIRS, MANIFEST_DIR, PREVIEW_DIR, config_dir,
-                                 manifest_path, preview_path, shard_relpath, split_pattern)
+from cogen.folder.layout import (
+                                 CARD_FILE,
+                                 DATA_DIR,
+                                 MANAGED_DIRS,
+                                 MANIFEST_DIR,
+                                 PREVIEW_DIR,
+                                 config_dir,
+                                 manifest_path,
+                                 preview_path,
+                                 shard_relpath,
+                                 split_pattern,
+)
 from cogen.folder.manifest import environment_versions, folder_manifests, natural_key, read_manifests, write_json_atomic
 from cogen.folder.splits import SplitData, is_dataset_folder, is_repo_id, read_split
 

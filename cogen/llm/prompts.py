@@ -245,7 +245,7 @@ def _carc_prompt(study_inputs, study_outputs, roles: Sequence[str], query_input)
              else _CARC_FEWSHOT,
              _CARC_TAIL.format(verb="might combine" if systematic else "are applied")]
     parts += [f"example input {i}: {format_grid(grid_in, True)}\nexample output {i}: {format_grid(grid_out, True)}"
-              for i, (grid_in, grid_out) in enumerate(zip(study_inputs, study_outputs), 1)]
+              for i, (grid_in, grid_out) in enumerate(zip(study_inputs, study_outputs, strict=True), 1)]
     parts.append(f"Final input: {format_grid(query_input, True)}")
     return "\n\n".join(part.strip() for part in parts) + "\n"
 
@@ -257,7 +257,7 @@ def carc_prompts(split, queries: str = "first") -> Iterator[Prompt]:
     index = expected_queries(split, queries)
     columns = split.table.select(["study_inputs", "study_outputs", "study_roles", "query_inputs"])
     record, current = None, -1
-    for name, row, query in zip(index.ids, index.rows.tolist(), index.numbers.tolist()):
+    for name, row, query in zip(index.ids, index.rows.tolist(), index.numbers.tolist(), strict=True):
         if row != current:
             record, current = columns.slice(row, 1).to_pylist()[0], row
         meta = {"family": "carc", "config": split.config, "split": split.split, "query": query}

@@ -11,10 +11,26 @@
 Every definition is spelled out in the module docstrings and in ``docs/evaluation.md``.
 """
 
-from cogen.metrics.carc import (ERROR_CATEGORIES, CarcQuery, CarcScores, classify_error, error_taxonomy,
-                                queries_from_row, score_queries, taxonomy_counts)
-from cogen.metrics.cogitao import (GridScores, equal_grids, grid_accuracy, object_counts, object_pixel_accuracy,
-                                   object_pixel_error, per_pixel_accuracy, score_grids)
+from cogen.metrics.carc import (
+                                ERROR_CATEGORIES,
+                                CarcQuery,
+                                CarcScores,
+                                classify_error,
+                                error_taxonomy,
+                                queries_from_row,
+                                score_queries,
+                                taxonomy_counts,
+)
+from cogen.metrics.cogitao import (
+                                GridScores,
+                                equal_grids,
+                                grid_accuracy,
+                                object_counts,
+                                object_pixel_accuracy,
+                                object_pixel_error,
+                                per_pixel_accuracy,
+                                score_grids,
+)
 from cogen.metrics.grids import MAX_SIDE, PAD, GridStack, check_grid, stack_grids
 from cogen.metrics.objects import components
 from cogen.metrics.stubborn import Scene, StubbornnessResult, sequence_outputs, stubbornness

@@ -24,7 +24,6 @@ import numpy as np
 
 from cogen.metrics.grids import GridStack, as_stack
 
-
 __all__ = ["Scene", "StubbornnessResult", "sequence_outputs", "stubbornness"]
 
 
@@ -83,11 +82,11 @@ def _pack(scenes: Sequence[Scene | None]) -> tuple[np.ndarray, ...]:
     for k, scene in enumerate(scenes):
         if scene is not None:
             grids = [np.asarray(obj[2], np.int8) for obj in scene.objects]
-            boxes = [(int(obj[0]), int(obj[1]), *g.shape) for obj, g in zip(scene.objects, grids)]
+            boxes = [(int(obj[0]), int(obj[1]), *g.shape) for obj, g in zip(scene.objects, grids, strict=True)]
             if all(r >= 0 and c >= 0 and r + h <= scene.height and c + w <= scene.width and g.ndim == 2
-                   for (r, c, h, w), g in zip(boxes, grids)):
+                   for (r, c, h, w), g in zip(boxes, grids, strict=True)):
                 kept[k], sizes[k] = True, (scene.height, scene.width)
-                objects += zip(boxes, grids)
+                objects += zip(boxes, grids, strict=True)
         first[k + 1] = len(objects)
     cap = max([1] + [int(h * w) for h, w in sizes] + [g.size for _, g in objects])
     boxes = np.array([box for box, _ in objects], np.int32).reshape(-1, 4)

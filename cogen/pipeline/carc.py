@@ -21,12 +21,12 @@ from functools import cached_property
 
 import numpy as np
 
-from cogen.pipeline.dedup import plan_retries
-from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler, stream_seed, triplet_codes
-from cogen.specs.carc import CarcConfig, CarcSetting, setting_from_dict
 from cogen.carc.split import held_out_triplets, split_rows
 from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table
+from cogen.pipeline.dedup import plan_retries
+from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
+from cogen.specs.carc import CarcConfig, CarcSetting, setting_from_dict
 
 __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_rows", "pool_keys", "pool_rows",
            "regenerate_table", "shard_tables"]
@@ -100,7 +100,7 @@ def batch_rows(batch: EpisodeBatch, kind: str) -> RowData:
 def _add_stats(stats: dict[str, int], causes: np.ndarray, regenerated: int) -> None:
     from cogen.carc._kernels import CAUSES
 
-    for name, count in zip(CAUSES, causes.sum(axis=0)):
+    for name, count in zip(CAUSES, causes.sum(axis=0), strict=True):
         stats[name] = stats.get(name, 0) + int(count)
     stats["regenerated"] = stats.get("regenerated", 0) + regenerated
 
@@ -183,7 +183,7 @@ class CarcBuilder:
         ranges = shard_ranges(self.setting.episodes, self.rows_per_shard)
         tasks = [KeyTask(self.sampler, start, stop) for start, stop in ranges]
         keys = []
-        for task, task_keys in zip(tasks, executor.map(pool_keys, tasks)):
+        for task, task_keys in zip(tasks, executor.map(pool_keys, tasks), strict=True):
             keys.append(task_keys)
             if progress:
                 progress(task.stop - task.start)
@@ -235,7 +235,7 @@ class CarcBuilder:
 
 
 def _pairs(indices: np.ndarray, retries: np.ndarray) -> list[tuple[int, int]]:
-    return list(zip(indices.tolist(), retries[indices].tolist()))
+    return list(zip(indices.tolist(), retries[indices].tolist(), strict=True))
 
 
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):

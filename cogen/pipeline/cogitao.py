@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from functools import lru_cache
 
 import numpy as np
@@ -80,7 +80,7 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         retries = job.retries_between(start, stop)
         rows = generate_rows(job, np.arange(start, stop), retries)
         require_ok(rows, task.config, task.split, start)
-        for name, count in zip(CAUSES, rows["causes"].sum(axis=0)):
+        for name, count in zip(CAUSES, rows["causes"].sum(axis=0), strict=True):
             stats[name] = stats.get(name, 0) + int(count)
         stats["regenerated"] = stats.get("regenerated", 0) + int(np.count_nonzero(retries))
         yield _table(task, start, rows)
@@ -154,7 +154,7 @@ class CogitaoBuilder:
         fingerprints = {e.name: self.fingerprint(e) for e in experiments}
         key_tasks = [t for e in experiments for t in self._tasks(e, fingerprints[e.name], None)]
         keys = {}
-        for task, task_keys in zip(key_tasks, executor.map(shard_keys, key_tasks)):
+        for task, task_keys in zip(key_tasks, executor.map(shard_keys, key_tasks), strict=True):
             keys.setdefault((task.config, task.split), []).append(task_keys)
             if progress:
                 progress(task.stop - task.start)
@@ -168,7 +168,7 @@ class CogitaoBuilder:
                 require_ok(rows, experiment.name, splits[part], index)
                 return tuple(rows["keys"][0])
 
-            retry_plans = dict(zip(splits, plan_retries(per_split, rekey)))
+            retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
             plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], COLUMNS,
                                     {s: experiment.size(s) for s in splits},
                                     self._tasks(experiment, fingerprints[experiment.name], retry_plans),

@@ -10,13 +10,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cogen import families
 from cogen._resources import specs_dir
 from cogen.errors import SpecError, UnknownNameError
-from cogen import families
 from cogen.families import DEFAULT_FAMILY, family
 from cogen.specs._fields import Range
 from cogen.specs._yaml import Located, load_located, read_located
-from cogen.specs.schema import ID_SPLITS, OOD_SPLITS, SPLITS, Domain, Experiment, Grid, ObjectFilter, SequenceSet, Setting
+from cogen.specs.schema import (
+    ID_SPLITS,
+    OOD_SPLITS,
+    SPLITS,
+    Domain,
+    Experiment,
+    Grid,
+    ObjectFilter,
+    SequenceSet,
+    Setting,
+)
 
 __all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter", "Range",
            "SequenceSet", "Setting", "is_spec_reference", "load_spec", "locate_configs", "packaged_specs",

@@ -33,10 +33,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from cogen.errors import SpecError, UnknownNameError
-from cogen.specs._fields import Range, expect_keys, read_int, read_list, read_mapping, read_range, read_str
+from cogen.specs._fields import expect_keys, read_int, read_list, read_mapping, read_range, read_str
 from cogen.specs._yaml import Located, Path_
-from cogen.specs.schema import (OOD_SPLITS, PAPER_SIZES, SHIFTS, SPLITS, Domain, Experiment, Grid, ObjectFilter,
-                                SequenceSet, Setting)
+from cogen.specs.schema import (
+    OOD_SPLITS,
+    PAPER_SIZES,
+    SHIFTS,
+    SPLITS,
+    Domain,
+    Experiment,
+    Grid,
+    ObjectFilter,
+    SequenceSet,
+    Setting,
+)
 
 __all__ = ["max_objects_on_grid", "object_query", "parse", "shared_sequences"]
 

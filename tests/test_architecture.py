@@ -1,0 +1,122 @@
+"""The package graph: imports run downward through the layers of docs/architecture.md, with no cycle.
+
+Every ``import`` and ``from ... import`` inside ``cogen/`` counts, at module level or inside a
+function (only ``if TYPE_CHECKING:`` blocks are skipped): a function-level import hides a
+dependency from the reader, not from this test.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import cogen
+
+PACKAGE = Path(cogen.__file__).resolve().parent
+
+#: The layers, bottom first; a unit may import its own layer's units only where listed in SAME_LAYER.
+LAYERS = (
+    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng",
+     "cogen.families", "cogen.palette"},
+    {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc"},
+    {"cogen.specs"},
+    {"cogen.generate"},
+    {"cogen.card"},
+    {"cogen.pipeline"},
+    {"cogen.hub", "cogen.io", "cogen.metrics"},
+    {"cogen.eval", "cogen.llm"},
+    {"cogen.cli", "cogen.__main__"},
+)
+#: Same-layer imports that are part of the design (the lower one listed second).
+SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("cogen.families", "cogen.errors"),
+              ("cogen.bank", "cogen.engine"), ("cogen.llm", "cogen.eval"), ("cogen.__main__", "cogen.cli")}
+
+
+def _unit(module: str) -> str:
+    """``cogen.pipeline.driver`` -> ``cogen.pipeline``; root modules (``cogen.errors``) are units of their own."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = {id(node) for block in ast.walk(tree)
+               if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+               for node in ast.walk(block)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            if node.module == "cogen":  # from cogen import _rng, families
+                found |= {f"cogen.{alias.name}" for alias in node.names}
+    return {name for name in found if name.startswith("cogen.")}
+
+
+def unit_graph() -> dict[str, set[str]]:
+    """Unit -> units it imports (itself excluded)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in PACKAGE.rglob("*.py"):
+        source = _unit(_module_name(path))
+        graph[source] |= {_unit(name) for name in _imports(path)} - {source}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one unit (Tarjan)."""
+    index, low, stack, on_stack, components, counter = {}, {}, [], set(), [], [0]
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in list(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def test_no_package_cycle():
+    assert _cycles(unit_graph()) == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_unit_has_a_layer_and_imports_only_downward():
+    layer = {unit: level for level, units in enumerate(LAYERS) for unit in units}
+    graph = unit_graph()
+    assert set(graph) <= set(layer) | {"cogen"}, f"units without a layer: {set(graph) - set(layer)}"
+    upward = [(source, target) for source, targets in graph.items() if source != "cogen" for target in targets
+              if target in layer and (layer[target] > layer[source]
+                                      or (layer[target] == layer[source] and (source, target) not in SAME_LAYER))]
+    assert upward == [], "imports that do not run downward (see docs/architecture.md)"

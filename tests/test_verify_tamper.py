@@ -1,0 +1,184 @@
+"""Every check of ``cogen verify`` fails, by name, on the damage it exists to catch (and only that check).
+
+For each (family, check) a tiny build is copied, broken in one way, and verified. A last test
+makes sure the matrix covers every check that ``verify`` runs, so a new check needs a tamper.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cogen.carc.grammar import KINDS
+from cogen.carc.split import held_out_triplets
+from cogen.pipeline import build
+from cogen.pipeline.verify import failed, verify
+
+COGITAO_SPEC = """\
+setting: V
+seed: 5
+defaults:
+  grid: {height: [6, 8], width: [6, 8]}
+  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
+  sizes: {train: 60, validation: 12, test: 12, validation_ood: 12, test_ood: 12}
+experiments:
+  V-1:
+    in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal, rot90]]}
+    out_of_domain: {sequences: [[rot90, mirror_horizontal]]}
+"""
+CARC_CONFIGS = ["carc-systematicity-1860", "carc-static"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("tamper")
+    spec = root / "v.yaml"
+    spec.write_text(COGITAO_SPEC)
+    build(spec, root / "cogitao", workers=1)
+    build("carc", root / "carc", scale=0.002, workers=1, only=CARC_CONFIGS)
+    return {"cogitao": root / "cogitao", "carc": root / "carc"}
+
+
+def _shard(folder: Path, config: str, split: str) -> Path:
+    manifest = json.loads((folder / "manifests" / f"{config}.json").read_text())
+    return folder / manifest["splits"][split]["files"][0]
+
+
+def _edit(path: Path, change: Callable[[dict[str, list]], None]) -> None:
+    """Rewrite a shard with ``change`` applied to its columns (as Python lists), footer stamp kept."""
+    table = pq.read_table(path)
+    columns = table.to_pydict()
+    change(columns)
+    pq.write_table(pa.Table.from_pydict(columns, schema=table.schema), path)
+
+
+def _set(name: str, row: int, value) -> Callable[[dict[str, list]], None]:
+    def change(columns):
+        columns[name][row] = value
+    return change
+
+
+def _copy_row(names: list[str], source: int, target: int) -> Callable[[dict[str, list]], None]:
+    def change(columns):
+        for name in names:
+            columns[name][target] = columns[name][source]
+    return change
+
+
+# ---------------------------------------------------------------- the damage, per (family, check)
+def _cogitao_card(folder):
+    (folder / "README.md").unlink()
+
+
+def _files_and_schema(config):
+    def tamper(folder):
+        _shard(folder, config, "validation").unlink()
+    return tamper
+
+
+def _cogitao_held_out(folder):  # an out-of-domain sequence appears in domain
+    _edit(_shard(folder, "V-1", "validation"), _set("transformations", 0, ["rot90", "mirror_horizontal"]))
+
+
+def _cogitao_unique(folder):  # a test pair reappears in validation
+    test = pq.read_table(_shard(folder, "V-1", "test")).to_pydict()
+
+    def change(columns):
+        columns["input"][0], columns["transformations"][0] = test["input"][0], test["transformations"][0]
+    _edit(_shard(folder, "V-1", "validation"), change)
+
+
+def _cogitao_determinism(folder):  # one output pixel differs from what the manifest regenerates
+    def change(columns):
+        grid = columns["output"][0]
+        grid[0][0] = (grid[0][0] + 1) % 10
+    _edit(_shard(folder, "V-1", "train"), change)
+
+
+def _carc_layout(folder):
+    def change(columns):
+        columns["query_inputs"][0][0][0][0] = 11
+    _edit(_shard(folder, CARC_CONFIGS[0], "validation"), change)
+
+
+def _carc_held_out(folder):  # a training triplet among the held-out episodes
+    _, train = held_out_triplets(1860)
+    _edit(_shard(folder, CARC_CONFIGS[0], "validation"), _set("triplet", 0, "+".join(train[0])))
+
+
+def _carc_unique(folder):
+    grammar = ["transformations", "transformation_kwargs", "shape_indicator", "color_indicator",
+               "neighbor_indicator", "neighbor_color"]
+    _edit(_shard(folder, CARC_CONFIGS[0], "validation"), _copy_row(grammar, 0, 1))
+
+
+def _carc_split_rule(folder):  # an episode the split rule does not put there
+    _edit(_shard(folder, CARC_CONFIGS[0], "validation"), _set("episode", 0, 10**6))
+
+
+def _carc_static_split_rule(folder):  # a held-out query of the static variant leaks into train
+    test = pq.read_table(_shard(folder, "carc-static", "test")).to_pydict()
+
+    def change(columns):
+        for name in columns:
+            if name != "id":
+                columns[name][0] = test[name][0]
+    _edit(_shard(folder, "carc-static", "train"), change)
+
+
+def _carc_determinism(folder):
+    def change(columns):
+        grid = columns["study_outputs"][0][0]
+        grid[0][0] = (grid[0][0] + 1) % 10
+    _edit(_shard(folder, CARC_CONFIGS[0], "train"), change)
+
+
+TAMPERS = {
+    ("cogitao", "V-1", "card"): _cogitao_card,
+    ("cogitao", "V-1", "files and schema"): _files_and_schema("V-1"),
+    ("cogitao", "V-1", "held-out sequences"): _cogitao_held_out,
+    ("cogitao", "V-1", "unique (input, sequence)"): _cogitao_unique,
+    ("cogitao", "V-1", "determinism"): _cogitao_determinism,
+    ("carc", CARC_CONFIGS[0], "files and schema"): _files_and_schema(CARC_CONFIGS[0]),
+    ("carc", CARC_CONFIGS[0], "episode layout"): _carc_layout,
+    ("carc", CARC_CONFIGS[0], "held-out triplets"): _carc_held_out,
+    ("carc", CARC_CONFIGS[0], "unique grammars"): _carc_unique,
+    ("carc", CARC_CONFIGS[0], "split rule"): _carc_split_rule,
+    ("carc", "carc-static", "split rule"): _carc_static_split_rule,
+    ("carc", CARC_CONFIGS[0], "determinism"): _carc_determinism,
+}
+
+
+@pytest.mark.parametrize("family, config, check", list(TAMPERS), ids=[" / ".join(k) for k in TAMPERS])
+def test_each_check_reports_the_damage_it_exists_for(built, tmp_path, family, config, check):
+    folder = tmp_path / family
+    shutil.copytree(built[family], folder)
+    TAMPERS[family, config, check](folder)
+    regenerate = 2 if check == "determinism" else 0  # other damage would also fail a regeneration
+    bad = {(c.config or config, c.name) for c in failed(verify(folder, shards_per_config=regenerate))}
+    assert bad == {(config, check)}
+
+
+def test_untouched_builds_pass_and_every_check_has_a_tamper(built):
+    for family, folder in built.items():
+        checks = verify(folder, shards_per_config=2)
+        assert not failed(checks), failed(checks)
+        names = {c.name for c in checks}
+        covered = {check for f, _, check in TAMPERS if f == family}
+        assert names == covered | ({"card"} if family == "carc" else set()), family
+
+
+def test_the_static_split_rule_names_the_leaked_episode(built, tmp_path):
+    folder = tmp_path / "carc"
+    shutil.copytree(built["carc"], folder)
+    _carc_static_split_rule(folder)
+    detail = next(c.detail for c in verify(folder, shards_per_config=0) if c.name == "split rule" and not c.ok)
+    test = pq.read_table(_shard(folder, "carc-static", "test"), columns=["episode", "query_roles"]).to_pydict()
+    assert test["query_roles"][0] == [KINDS[-1]]  # the leaked row is a level-2 query of the held-out episode
+    assert detail == f"1 held-out queries in train (episodes [{test['episode'][0]}])"
