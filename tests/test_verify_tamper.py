@@ -17,6 +17,7 @@ import pytest
 
 from cogen.carc.grammar import KINDS
 from cogen.carc.split import held_out_triplets
+from cogen.families import FAMILIES
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
 
@@ -166,6 +167,7 @@ def test_each_check_reports_the_damage_it_exists_for(built, tmp_path, family, co
 
 
 def test_untouched_builds_pass_and_every_check_has_a_tamper(built):
+    assert {family for family, _, _ in TAMPERS} == set(FAMILIES) == set(built), "every family needs its tampers"
     for family, folder in built.items():
         checks = verify(folder, shards_per_config=2)
         assert not failed(checks), failed(checks)
