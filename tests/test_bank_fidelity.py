@@ -111,3 +111,26 @@ def test_tvd_lumps_the_bins_the_reference_does_not_give():
     assert tvd({"1": 0.5, "2": 0.5}, {"1": 0.5, "2": 0.5}) == 0
     assert tvd({"mean": 3.0}, {"mean": 2.0}) is None
 
+
+# ------------------------------------------------------------------- the README says what is true
+
+
+def test_readme_bank_section_states_the_shipped_banks_numbers(bank):
+    """Refresh README.md's "Object bank" section (and the differences row) when this fails."""
+    from pathlib import Path
+
+    from cogen.bank import PROPERTIES
+    from cogen.hub.differences import DIFFERENCES
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Object bank", 1)[1].split("\n## ", 1)[0]
+    row = next(d.cogen for d in DIFFERENCES if d.topic == "Object bank")
+    training = bank.select(SYMMETRIC_SINGLE_COLOUR)
+    noop = f"{100 * mirror_noop_share(bank, training):.1f} %"
+    for text in (section, row):
+        assert f"{len(bank):,} objects" in text.replace("distinct ", "")
+        assert f"`mirror_horizontal` leaves {noop}" in " ".join(text.split())
+    assert f"its {len(PROPERTIES)} properties" in " ".join(section.split())
+    for where, words in ((SMALL, "C3 training objects ({:,} fully"), ({**SMALL, **ASYMMETRIC}, "G4 out of domain ({:,}"),
+                         ({**MEDIUM, **ASYMMETRIC}, "G5 out of domain ({:,},"), (SYMMETRIC_SINGLE_COLOUR, "the {:,} symmetric")):
+        assert words.format(len(bank.select(where))) in " ".join(section.split()), words
