@@ -1,13 +1,14 @@
 """Object statistics of the pools the COGITAO experiments draw from, beside the reference's.
 
-Builds C3-1, G4-1/G4-3 and G5-1/G5-3 with the shipped specs and bank, and prints, for C3 training
+Builds C3-1, G4-1/G4-3, G5-1/G5-3 and G1-3 with the shipped specs and bank, and prints, for C3 training
 objects, G4 out-of-domain and G5 out-of-domain objects, every row of the object table of cogen's
 fidelity review (``cogitao_fidelity.md`` section 2.2): the reference generator's figure, the
 review's figure for cogen at ``aa8c763`` (bank v1), cogen's figure now on the objects the sampler
 drew (``object_ids`` of the first 20,000 training rows or of all out-of-domain rows, as the review
 counted them) and on the pool itself, and the total-variation distance to the reference over the
 bins the review gives (drawn objects; the pool for ``square box``). Then the symmetric single-coloured pool that
-G4/G5 train on, the share of no-op samples of G4-3/G5-3, and whole-bank property rates.
+G4/G5 train on, the share of no-op samples of G4-3/G5-3/G1-3, the C3 objects a mirror keeps,
+and whole-bank property rates.
 
 Run: ``python benchmarks/bank_fidelity.py`` (about a minute; ``--scale`` shrinks the builds).
 The output is Markdown.
@@ -54,7 +55,10 @@ CHANGED_CELLS = {  # fraction of output cells that change: (reference, cogen at 
     "C3 train": (0.038, 0.041), "G4 out of domain": (0.096, 0.106), "G5 out of domain": (0.275, 0.296),
 }
 NO_OPS = {  # share of training samples whose output equals the input: (reference, cogen at aa8c763)
-    "G4-3": (0.097, 0.542), "G5-3": (0.187, 0.637),
+    "G4-3": (0.097, 0.542), "G5-3": (0.187, 0.637), "G1-3": (0.158, 0.242),
+}
+C3_MIRRORS = {  # C3-1 training objects: (reference, cogen at aa8c763)
+    "unchanged by mirror_horizontal": (0.257, 0.359), "whose rot90 equals their mirror_horizontal": (0.115, 0.092),
 }
 WHOLE_BANK = {  # whole-bank property rates: (reference bank, cogen bank v1), as the review measured them
     "square box": (0.397, 0.231), "is_shape_symmetric": (0.699, 0.682), "single colour": (0.225, 0.213),
@@ -70,6 +74,7 @@ def _build(out: Path, scale: float, workers: int) -> None:
     build("c3", out, scale=scale, workers=workers, only=["C3-1"])
     build("g4", out, scale=scale, workers=workers, only=["G4-1", "G4-3"])
     build("g5", out, scale=scale, workers=workers, only=["G5-1", "G5-3"])
+    build("g1", out, scale=scale, workers=workers, only=["G1-3"])
 
 
 def _rows(out: Path, config: str, split: str, columns: list[str]):
@@ -159,6 +164,18 @@ def _pool_table(name: str, out: Path) -> None:
     print(f"| output cells that change | mean | {ref_changed:.3f} | {reviewed_changed:.3f} | {changed:.3f} | | |")
 
 
+def _c3_mirrors(out: Path) -> None:
+    bank = load_bank()
+    grids = [bank.object(int(i)) for i in _drawn(out, "C3-1", ("train",))]
+    shares = {"unchanged by mirror_horizontal": np.mean([(g == g[::-1]).all() for g in grids]),
+              "whose rot90 equals their mirror_horizontal":
+                  np.mean([np.array_equal(np.rot90(g), g[::-1]) for g in grids])}
+    print("\n### Mirrors on C3 training objects (review section 2.3)\n")
+    for name, (reference, reviewed) in C3_MIRRORS.items():
+        print(f"* C3-1 training objects {name}: {_pct(float(shares[name]))} (reference {_pct(reference)}, "
+              f"cogen aa8c763 {_pct(reviewed)}).")
+
+
 def _training_pool(out: Path) -> None:
     bank = load_bank()
     ids = bank.select(SYMMETRIC_SINGLE_COLOUR)
@@ -171,9 +188,10 @@ def _training_pool(out: Path) -> None:
           f"(reference pool {_pct(REFERENCE_MIRROR_NOOP)}, cogen aa8c763 {_pct(REVIEWED_MIRROR_NOOP)}).")
     parts = ", ".join(f"{n} {c / len(ids):.0%}" for n, c in sorted(zip(names, counts), key=lambda p: -p[1]))
     print(f"* families: {parts}.")
+    print("\n### Training samples whose output equals the input (first 20,000)\n")
     for config, (reference, reviewed) in NO_OPS.items():
-        print(f"* {config} training samples whose output equals the input: {_pct(_no_op_share(out, config))} "
-              f"(reference generator with cogen's parameters {_pct(reference)}, cogen aa8c763 {_pct(reviewed)}).")
+        print(f"* {config}: {_pct(_no_op_share(out, config))} (reference generator with cogen's parameters "
+              f"{_pct(reference)}, cogen aa8c763 {_pct(reviewed)}).")
 
 
 def _whole_bank() -> None:
@@ -201,6 +219,7 @@ def main() -> None:
         _build(Path(folder), args.scale, args.workers)
         for name in POOLS:
             _pool_table(name, Path(folder))
+        _c3_mirrors(Path(folder))
         _training_pool(Path(folder))
     _whole_bank()
 
