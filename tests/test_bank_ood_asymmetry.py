@@ -22,7 +22,7 @@ def ood_rows(tmp_path_factory):
     out = tmp_path_factory.mktemp("g4-g5")
     rows = []
     for setting in ("g4", "g5"):
-        report = build(setting, out, scale=0.03, workers=1)
+        report = build(setting, out, scale=0.02, workers=1)
         for config in report.configs:
             for split in OOD_SPLITS:
                 for path in sorted((out / "data" / config.config).glob(f"{split}-*.parquet")):
@@ -41,7 +41,7 @@ def _half_turn(grid: np.ndarray) -> np.ndarray:
 def test_every_setting_and_split_was_checked(ood_rows):
     configs = {config for config, _ in ood_rows}
     assert configs == {f"G{s}-{k}" for s in (4, 5) for k in range(1, 6)}
-    assert len(ood_rows) == 10 * 2 * 30
+    assert len(ood_rows) == 10 * 2 * 20
 
 
 def test_no_out_of_domain_object_is_kept_by_a_mirror_or_a_half_turn(ood_rows):
