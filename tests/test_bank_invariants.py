@@ -85,6 +85,8 @@ def test_families_keep_their_promises(bank):
     symmetry = bank.column("symmetry")
     assert bank.column("is_shape_vertically_symmetric")[symmetry == "vertical"].all()
     assert bank.column("is_shape_horizontally_symmetric")[symmetry == "horizontal"].all()
+    assert bank.column("is_shape_point_symmetric")[symmetry == "point"].all()
+    assert not bank.column("is_shape_asymmetric")[np.isin(symmetry, ["horizontal", "vertical", "point"])].any()
     for kind, prop in (("diagonal", "is_shape_diagonally_symmetric"),
                        ("antidiagonal", "is_shape_antidiagonally_symmetric")):
         uniform = (symmetry == kind) & (bank.column("color_pattern") == "uniform")

@@ -74,7 +74,7 @@ def is_diamond(mask: np.ndarray) -> bool:
                for i, cols in enumerate(rows))
 
 
-def oracle(grid: np.ndarray) -> dict[str, bool]:
+def reference_oracle(grid: np.ndarray) -> dict[str, bool]:
     """The 73 reference properties, transcribed again from the reference notes (section 2.3)."""
     mask = grid != 0
     h, w = grid.shape
@@ -128,6 +128,24 @@ def oracle(grid: np.ndarray) -> dict[str, bool]:
     return {name: bool(value) for name, value in props.items()}
 
 
+def cogen_oracle(grid: np.ndarray) -> dict[str, bool]:
+    """cogen's own symmetry properties, from their definitions: a mask is point symmetric when a
+    half turn keeps it; an asymmetric object changes under both mirrors and a half turn (masks)
+    and under both transposes (colours included)."""
+    mask = grid != 0
+    half_turn = bool((np.rot90(mask, 2) == mask).all())
+    mirrored = bool((np.flipud(mask) == mask).all() or (np.fliplr(mask) == mask).all())
+    square = grid.shape[0] == grid.shape[1]
+    transposed = square and bool((grid.T == grid).all() or (np.rot90(grid, 2).T == grid).all())
+    return {"is_shape_point_symmetric": half_turn,
+            "is_shape_asymmetric": not (half_turn or mirrored or transposed)}
+
+
+def oracle(grid: np.ndarray) -> dict[str, bool]:
+    """Every property of the registry: the reference's and cogen's."""
+    return {**reference_oracle(grid), **cogen_oracle(grid)}
+
+
 def grid_of(text: str) -> np.ndarray:
     """A grid from rows of digits, '.' for background."""
     return np.array([[0 if ch == "." else int(ch) for ch in row] for row in text.split()], np.int8)
@@ -136,11 +154,14 @@ def grid_of(text: str) -> np.ndarray:
 # ----------------------------------------------------------------------------------- the tests
 
 
-def test_registry_has_the_73_reference_names():
-    assert len(PROPERTIES) == 73
-    assert set(PROPERTIES) == set(oracle(np.ones((1, 1), np.int8)))
+def test_registry_has_the_73_reference_names_first_then_cogens():
+    names = list(PROPERTIES)
+    reference = list(reference_oracle(np.ones((1, 1), np.int8)))
+    assert len(reference) == 73 and set(names[:73]) == set(reference)
+    assert names[73:] == list(cogen_oracle(np.ones((1, 1), np.int8)))
     for prop in PROPERTIES.values():
         assert prop.name.startswith("is_shape_") and prop.definition
+        assert prop.reference == (prop.name in reference)
 
 
 HAND_MADE = {
@@ -173,6 +194,15 @@ HAND_MADE = {
     "rectangle": ("444 444", {"is_shape_rectangular_not_square": True, "is_shape_filled_rectangle": True,
                               "is_shape_cross_or_rectangle": True}),
     "many colours": ("1234 5678", {"is_shape_more_than_3_colors": True, "is_shape_rectangular": True}),
+    "S, only a half-turn symmetry": (".11 11.", {"is_shape_point_symmetric": True, "is_shape_symmetric": False,
+                                               "is_shape_asymmetric": False}),
+    "S with colours the half turn breaks": (".12 11.", {"is_shape_point_symmetric": True,
+                                                       "is_shape_asymmetric": False}),
+    "F pentomino": (".11 11. .1.", {"is_shape_asymmetric": True, "is_shape_point_symmetric": False,
+                                    "is_shape_not_symmetric": True}),
+    "transposed mask, colours break it": ("112 1.. 1..", {"is_shape_asymmetric": True,
+                                                          "is_shape_diagonally_symmetric": False}),
+    "rectangle, two-axis symmetric": ("44 44 44", {"is_shape_point_symmetric": True, "is_shape_asymmetric": False}),
 }
 
 

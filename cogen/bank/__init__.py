@@ -13,7 +13,7 @@ Building (``build_bank``, ``write_bank``) compiles Numba kernels and is imported
 from __future__ import annotations
 
 from cogen.bank.bank import Bank, load_bank
-from cogen.bank.pools import POOLS, Pool, pool_sizes
+from cogen.bank.pools import POOLS, SYMMETRIC_SINGLE_COLOUR, Pool, mirror_noop_share, pool_sizes
 from cogen.bank.properties import NUMERIC_COLUMNS, PROPERTIES, Property, object_properties
 from cogen.bank.query import parse_where
 
@@ -21,11 +21,13 @@ __all__ = [
     "NUMERIC_COLUMNS",
     "POOLS",
     "PROPERTIES",
+    "SYMMETRIC_SINGLE_COLOUR",
     "Bank",
     "Pool",
     "Property",
     "build_bank",
     "load_bank",
+    "mirror_noop_share",
     "object_properties",
     "parse_where",
     "pool_sizes",

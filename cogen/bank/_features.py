@@ -26,6 +26,7 @@ FEATURES = (
     "antidiagonal_line",  # non-zero exactly on the cells (i, rows - 1 - i)
     "cross",              # >= 3x3, one full row + one full column, nothing else
     "diamond",            # odd square box, row i is the centred run of 2(r - |i - r|) + 1 cells
+    "half_turn",          # mask equals its 180-degree turn
 )
 _N_FEATURES = len(FEATURES)
 
@@ -105,9 +106,10 @@ def _hollow(grid):
 @kernel
 def _mirrors(grid):
     """(mask left-right symmetric, mask up-down symmetric, array == transpose,
-    array == anti-transpose); the last two are False for non-square boxes."""
+    array == anti-transpose, mask unchanged by a 180-degree turn); the transposes are False for
+    non-square boxes."""
     h, w = grid.shape
-    lr = ud = True
+    lr = ud = turn = True
     square = h == w
     tr = anti = square
     for r in range(h):
@@ -115,10 +117,11 @@ def _mirrors(grid):
             filled = grid[r, c] != 0
             lr = lr and filled == (grid[r, w - 1 - c] != 0)
             ud = ud and filled == (grid[h - 1 - r, c] != 0)
+            turn = turn and filled == (grid[h - 1 - r, w - 1 - c] != 0)
             if square:
                 tr = tr and grid[r, c] == grid[c, r]
                 anti = anti and grid[r, c] == grid[w - 1 - c, h - 1 - r]
-    return lr, ud, tr, anti
+    return lr, ud, tr, anti, turn
 
 
 @kernel
@@ -168,13 +171,13 @@ def _diamond(grid):
 def _measure(grid, out):
     """Fill ``out`` (one row of FEATURES) for one object."""
     pixels, n_colors = _colors(grid)
-    lr, ud, tr, anti = _mirrors(grid)
+    lr, ud, tr, anti, turn = _mirrors(grid)
     diagonal, antidiagonal = _lines(grid)
     out[0], out[1], out[2], out[3] = grid.shape[0], grid.shape[1], pixels, n_colors
     out[4], out[5] = _components(grid), _hollow(grid)
     out[6], out[7], out[8], out[9] = lr, ud, tr, anti
     out[10], out[11] = diagonal, antidiagonal
-    out[12], out[13] = _cross(grid, pixels), _diamond(grid)
+    out[12], out[13], out[14] = _cross(grid, pixels), _diamond(grid), turn
 
 
 @kernel

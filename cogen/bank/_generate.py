@@ -24,6 +24,7 @@ _MASK32 = 0xFFFFFFFF
 _MASK62 = (1 << 62) - 1
 _WEYL = 0x2545F4914F6CDD1D & _MASK62
 _MAX_ROUNDS = 400
+_P_SIXTEENTHS = 4   # growth probability p is drawn per shape in 4/16..11/16
 
 # Recipe columns (kept in sync with cogen.bank._recipes.RECIPE_COLUMNS).
 _FAMILY, _KIND, _SYMMETRY, _OUTLINE, _PATTERN, _ROWS, _COLS, _COLOR, _SEED = range(9)
@@ -187,24 +188,33 @@ def _spans_box(h, w, mask):
 
 @kernel
 def _grow(conn, sym, h, w, state, mask):
-    """Grow a shape from a seed until its box spans h x w: each round, every background cell
-    reached by the structuring element is accepted with probability p (drawn per shape in
-    2/16..9/16), together with its mirror image under ``sym``. ``distance`` growth favours
-    jumps: its neighbours are accepted with p/2 and its farther cells with p."""
-    threshold = (2 + below(state, 8)) << 28
+    """Grow a shape from a seed until its box spans h x w. Each round, every background cell the
+    structuring element reaches that has not been tried yet is tried once: it joins with
+    probability p (drawn per shape in 4/16..11/16), together with its mirror image under ``sym``.
+    When a round has nothing new to try (the growth died out), every cell may be tried again.
+    Trying each cell once per wave gives sparse, branching shapes like the reference's (more
+    holes and diagonal-only links than retrying every round). ``distance`` growth favours
+    jumps: its neighbours join with p/2 and its farther cells with p."""
+    threshold = (_P_SIXTEENTHS + below(state, 8)) << 28
     near = threshold >> 1 if conn == _DISTANCE else threshold
     radius = 1 if conn != _DISTANCE else 2 + below(state, 2)
     reach = np.zeros((h, w), np.uint8)
+    tried = np.zeros((h, w), np.uint8)
     _plant_seed(sym, h, w, state, mask)
     for _ in range(_MAX_ROUNDS):
         if _spans_box(h, w, mask):
             break
         _reach(conn, radius, h, w, mask, reach)
+        fresh = False
         for r in range(h):
             for c in range(w):
-                if reach[r, c] and not mask[r, c]:
+                if reach[r, c] and not mask[r, c] and not tried[r, c]:
+                    fresh = True
+                    _add_orbit(sym, h, w, r, c, tried)
                     if next32(state) < (near if reach[r, c] == 1 else threshold):
                         _add_orbit(sym, h, w, r, c, mask)
+        if not fresh:
+            tried[:, :] = 0
 
 
 # ----------------------------------------------------------------------------- colour patterns
@@ -244,8 +254,8 @@ def _stripe_index(pattern, sym, r, c, split, k):
 
 @kernel
 def _paint(pattern, sym, first, h, w, state, mask, grid):
-    """Colour the mask into ``grid`` with ``pattern``. Random colours are drawn once per symmetry
-    orbit, so a symmetric shape keeps its symmetry with colours included."""
+    """Colour the mask into ``grid`` with ``pattern``. Random colours are drawn per cell, so they
+    usually break a shape's symmetry once colours count (as in the reference's bank)."""
     k = 2
     if pattern == _UNIFORM:
         k = 1
@@ -266,11 +276,7 @@ def _paint(pattern, sym, first, h, w, state, mask, grid):
             if not mask[r, c]:
                 grid[r, c] = 0
             elif pattern == _RANDOM:
-                mr, mc = _mirror(sym, h, w, r, c)
-                if mr * w + mc < r * w + c:
-                    grid[r, c] = grid[mr, mc]
-                else:
-                    grid[r, c] = colors[below(state, k)]
+                grid[r, c] = colors[below(state, k)]
             else:
                 grid[r, c] = colors[_stripe_index(pattern, sym, r, c, split, k)]
 

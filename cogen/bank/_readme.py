@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from cogen.bank import _recipes
-from cogen.bank.pools import POOLS, pool_sizes
+from cogen.bank.pools import POOLS, SYMMETRIC_SINGLE_COLOUR, mirror_noop_share, pool_sizes
 from cogen.bank.properties import PROPERTIES
 
 _INTRO = """\
@@ -34,15 +34,24 @@ pixels, offsets, shapes = bank.pack(ids)
 ## How the objects are made (paper appendix D.1)
 
 * **Footprints**: rectangle, square, disk, diamond, ellipse of every box size up to 15x15, solid
-  and (from 3x3) as hollow outlines (the footprint minus its erosion by the 4-neighbour cross).
-* **Grown shapes**: a seed grows by rounds; each background cell reached by the structuring
-  element joins with probability p (2/16 to 9/16 per shape) until the shape spans its box.
-  Connectivity `4-connected` (cross), `8-connected` (3x3) or `distance` (a disk of radius 2 or
-  3, neighbours at p/2: shapes may fall apart). Symmetry `horizontal` (up-down mirror),
-  `vertical` (left-right mirror), `diagonal` (transpose), `antidiagonal`, `point` (180-degree
-  turn) or `none`: every accepted cell brings its mirror image.
-* **Colour patterns**: {patterns}. Two-colour patterns use two different colours; `random` uses
-  2-9 colours, drawn once per symmetry orbit so symmetric shapes keep their symmetry.
+  and (from 3x3) as hollow outlines (the footprint minus its erosion by the 4-neighbour cross);
+  one uniform colour each (regular footprints larger than 5x5 in all nine), plus two or six
+  multi-colour patterns.
+* **Grown shapes**: a seed grows by rounds; each background cell the structuring element reaches
+  is tried once per wave and joins with probability p (4/16 to 11/16 per shape); when the growth
+  dies out a new wave starts, until the shape spans its box. Connectivity `4-connected` (cross),
+  `8-connected` (3x3) or `distance` (a disk of radius 2 or 3, neighbours at p/2: shapes may fall
+  apart). Symmetry `horizontal` (up-down mirror), `vertical` (left-right mirror), `diagonal`
+  (transpose), `antidiagonal`, `point` (180-degree turn) or `none`: every accepted cell brings
+  its mirror image.
+* **Colour patterns**: {patterns}. Two-colour patterns use two different colours; `random` draws
+  each cell from 2-9 colours (so it usually breaks a symmetry once colours count).
+* **How many of each**: the weights of `cogen/bank/_recipes.py` give the pools the experiments use
+  (boxes up to 5x5, and 6x6 to 10x10) the object statistics of the reference generator's pools
+  (`python benchmarks/bank_fidelity.py` prints them side by side): mostly square boxes, about half
+  of them with a mask equal to its transpose, few shapes whose only symmetry is a 180-degree turn.
+  Small symmetric single-coloured objects are mostly transpose-symmetric, so `mirror_horizontal`
+  leaves {noop} of that pool (G4/G5 training) unchanged.
 
 Build metadata columns: `family`, `footprint`, `connectivity`, `symmetry`, `color_pattern`,
 `outline` (`n/a` where a field does not apply). Numeric columns: `rows`, `cols`, `pixels`,
@@ -56,8 +65,9 @@ Build metadata columns: `family`, `footprint`, `connectivity`, `symmetry`, `colo
 
 ## Properties
 
-Names are the reference's, kept for compatibility even where they mislead (marked *misnomer*).
-"Mask" = the non-zero cells of the tight box.
+The first 73 names are the reference's, kept for compatibility even where they mislead (marked
+*misnomer*); the last ones are cogen's own (marked *cogen*). "Mask" = the non-zero cells of the
+tight box.
 
 | property | what it tests | objects |
 |---|---|---:|
@@ -72,8 +82,9 @@ def readme(bank) -> str:
                       for name, pool in POOLS.items())
     rows = []
     for name, prop in PROPERTIES.items():
-        note = " (*misnomer*)" if prop.misnomer else ""
+        note = " (*misnomer*)" if prop.misnomer else "" if prop.reference else " (*cogen*)"
         rows.append(f"| `{name}` | {prop.definition}{note} | {int(np.sum(bank.column(name))):,} |")
     return _INTRO.format(version=bank.meta["builder_version"], seed=bank.meta["seed"], n=f"{len(bank):,}",
+                         noop=f"{mirror_noop_share(bank, bank.select(SYMMETRIC_SINGLE_COLOUR)):.1%}",
                          patterns=", ".join(f"`{p}`" for p in _recipes.COLOR_PATTERNS),
                          pools=pools, properties="\n".join(rows))

@@ -22,7 +22,7 @@ __all__ = ["BUILDER_VERSION", "METADATA_COLUMNS", "build_bank", "write_bank"]
 
 log = logging.getLogger(__name__)
 
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 """Bumped whenever the sweep, the generator or a property definition changes the bank."""
 
 METADATA_COLUMNS = ("family", "footprint", "connectivity", "symmetry", "color_pattern", "outline")

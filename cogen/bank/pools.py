@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cogen.bank.bank import Bank
 
-__all__ = ["POOLS", "Pool", "pool_sizes"]
+__all__ = ["POOLS", "SYMMETRIC_SINGLE_COLOUR", "Pool", "mirror_noop_share", "pool_sizes"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,17 @@ POOLS: MappingProxyType = MappingProxyType({
     for name, description, where, reference in _TABLE
 })
 """Every experiment pool by name, in the order of the reference's table."""
+
+
+SYMMETRIC_SINGLE_COLOUR = MappingProxyType({**_SIMPLE, "rows": (1, 5), "cols": (1, 5)})
+"""The in-domain objects of G4 and G5 (``split_specs/g4.yaml``, ``g5.yaml``): symmetric,
+single-coloured, fully connected, at most 5x5."""
+
+
+def mirror_noop_share(bank: Bank, ids) -> float:
+    """Share of the objects ``ids`` that ``mirror_horizontal`` (an up-down flip) leaves unchanged."""
+    unchanged = [(grid == grid[::-1]).all() for grid in (bank.object(int(i)) for i in ids)]
+    return float(sum(unchanged)) / max(len(unchanged), 1)
 
 
 def pool_sizes(bank: Bank) -> dict[str, int]:

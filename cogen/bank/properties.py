@@ -1,9 +1,12 @@
-"""The object properties: the reference's 73 boolean names, each computed from measured features.
+"""The object properties: the reference's 73 boolean names, then cogen's own, each computed from
+measured features.
 
-:data:`PROPERTIES` is the one registry (name -> :class:`Property`). Names are the reference's
-config strings so specs stay comparable; where a name is a misnomer the definition says what it
-really tests (``is_shape_filled_square`` is "square box and one colour", holes allowed). All
-definitions are evaluated on the object's tight box; "mask" means the non-zero cells.
+:data:`PROPERTIES` is the one registry (name -> :class:`Property`). The first 73 names are the
+reference's config strings so specs stay comparable; where a name is a misnomer the definition
+says what it really tests (``is_shape_filled_square`` is "square box and one colour", holes
+allowed). cogen adds the symmetries the reference lacks (``reference=False``): a 180-degree turn
+and a truly asymmetric shape. All definitions are evaluated on the object's tight box; "mask"
+means the non-zero cells.
 
 :func:`property_columns` turns the feature table of :mod:`cogen.bank._features` into one boolean
 array per property; :func:`object_properties` does the same for a single grid.
@@ -27,16 +30,23 @@ Features = Mapping[str, np.ndarray]
 
 @dataclass(frozen=True)
 class Property:
-    """One boolean object property: its reference name, what it tests, and how it is computed."""
+    """One boolean object property: its name, what it tests, and how it is computed.
+
+    ``reference`` is False for the properties cogen adds to the reference's 73."""
 
     name: str
     definition: str
     compute: Callable[[Features], np.ndarray]
     misnomer: bool = False
+    reference: bool = True
 
 
 def _symmetric(f: Features) -> np.ndarray:
     return (f["mirror_lr"] | f["mirror_ud"] | f["transpose"] | f["antitranspose"]).astype(bool)
+
+
+def _asymmetric(f: Features) -> np.ndarray:
+    return ~_symmetric(f) & (f["half_turn"] == 0)
 
 
 def _simple(f: Features) -> np.ndarray:
@@ -110,7 +120,28 @@ def _records() -> list[Property]:
         P("is_shape_same_height_width", "rows == cols", lambda f: f["rows"] == f["cols"]),
         P("is_shape_not_same_height_width", "rows != cols", lambda f: f["rows"] != f["cols"]),
     ]
-    return records + _size_records()
+    return records + _size_records() + _cogen_records()
+
+
+def _cogen_records() -> list[Property]:
+    """cogen's own symmetry properties, for the asymmetric out-of-domain pools of G4 and G5.
+
+    Mirror and 180-degree symmetry are tested on the mask, because a shape whose mask is symmetric
+    stays the same shape under the move: ``mirror_horizontal`` and ``mirror_vertical`` give the
+    same footprint (and the same grid when the colours are symmetric too), so the out-of-domain
+    objects would not be the "asymmetric" ones the paper names. The transposes keep the reference's
+    colours-included test, which no G4/G5 transformation makes a no-op of.
+    """
+    P = Property
+    return [
+        P("is_shape_point_symmetric", "mask unchanged by a 180-degree turn (colours ignored); two-axis mirror "
+          "symmetry implies it", lambda f: f["half_turn"] == 1, reference=False),
+        P("is_shape_asymmetric", "none of the symmetries: no mirror symmetry of the mask (either axis), no "
+          "transpose symmetry of the array (either diagonal, colours included, as in is_shape_symmetric), "
+          "and the mask changes under a 180-degree turn; so mirror_horizontal, mirror_vertical and a "
+          "180-degree turn all change the object, and give three different masks",
+          _asymmetric, reference=False),
+    ]
 
 
 def _threshold(column: str, op: str, k: int) -> Callable[[Features], np.ndarray]:
@@ -140,7 +171,7 @@ def _size_records() -> list[Property]:
 
 
 PROPERTIES: Mapping[str, Property] = MappingProxyType({p.name: p for p in _records()})
-"""Every boolean property, by reference name, in documentation order."""
+"""Every boolean property by name: the reference's 73 in documentation order, then cogen's own."""
 
 
 def measure(pixels: np.ndarray, offsets: np.ndarray, shapes: np.ndarray) -> dict[str, np.ndarray]:
