@@ -69,7 +69,7 @@ REVIEWED_MIRROR_NOOP = 0.734      # the same for cogen's pool at aa8c763
 
 
 def _build(out: Path, scale: float, workers: int) -> None:
-    from cogen.build import build
+    from cogen.pipeline import build
 
     build("c3", out, scale=scale, workers=workers, only=["C3-1"])
     build("g4", out, scale=scale, workers=workers, only=["G4-1", "G4-3"])
@@ -186,7 +186,7 @@ def _training_pool(out: Path) -> None:
           f"{len(ids):,} objects\n")
     print(f"* `mirror_horizontal` leaves {_pct(mirror_noop_share(bank, ids))} of it unchanged "
           f"(reference pool {_pct(REFERENCE_MIRROR_NOOP)}, cogen aa8c763 {_pct(REVIEWED_MIRROR_NOOP)}).")
-    parts = ", ".join(f"{n} {c / len(ids):.0%}" for n, c in sorted(zip(names, counts), key=lambda p: -p[1]))
+    parts = ", ".join(f"{n} {c / len(ids):.0%}" for n, c in sorted(zip(names, counts, strict=True), key=lambda p: -p[1]))
     print(f"* families: {parts}.")
     print("\n### Training samples whose output equals the input (first 20,000)\n")
     for config, (reference, reviewed) in NO_OPS.items():

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_bank_properties import grid_of
 
 from cogen.bank import SYMMETRIC_SINGLE_COLOUR, load_bank, mirror_noop_share
 from cogen.bank.fidelity import REFERENCE, object_statistics, tvd
-from test_bank_properties import grid_of
 
 SMALL = {"is_shape_fully_connected": True, "rows": (1, 5), "cols": (1, 5)}
 MEDIUM = {"is_shape_fully_connected": True, "rows": (6, 10), "cols": (6, 10)}
@@ -120,7 +120,7 @@ def test_readme_bank_section_states_the_shipped_banks_numbers(bank):
     from pathlib import Path
 
     from cogen.bank import PROPERTIES
-    from cogen.hub.differences import DIFFERENCES
+    from cogen.card.differences import DIFFERENCES
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Object bank", 1)[1].split("\n## ", 1)[0]

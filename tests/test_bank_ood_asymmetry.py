@@ -6,12 +6,12 @@ own property table)."""
 from __future__ import annotations
 
 import numpy as np
+import oracle
 import pyarrow.parquet as pq
 import pytest
 
-import oracle
 from cogen.bank import load_bank
-from cogen.build import build
+from cogen.pipeline import build
 
 OOD_SPLITS = ("validation_ood", "test_ood")
 

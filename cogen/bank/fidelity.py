@@ -58,7 +58,7 @@ bins only, and no height bins for G4)."""
 
 def _components4(mask: np.ndarray) -> int:
     """Number of 4-connected components of ``mask`` (depth-first search)."""
-    todo = set(zip(*np.nonzero(mask)))
+    todo = set(zip(*np.nonzero(mask), strict=True))
     count = 0
     while todo:
         count += 1
