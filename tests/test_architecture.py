@@ -24,13 +24,13 @@ LAYERS = (
     {"cogen.generate"},
     {"cogen.card"},
     {"cogen.pipeline"},
-    {"cogen.hub", "cogen.io", "cogen.metrics"},
+    {"cogen.hub", "cogen.io", "cogen.metrics", "cogen.stream"},
     {"cogen.eval", "cogen.llm"},
     {"cogen.cli", "cogen.__main__"},
 )
 #: Same-layer imports that are part of the design (the lower one listed second).
 SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("cogen.families", "cogen.errors"),
-              ("cogen.bank", "cogen.engine"), ("cogen.llm", "cogen.eval"), ("cogen.__main__", "cogen.cli")}
+              ("cogen.bank", "cogen.engine"), ("cogen.llm", "cogen.eval"), ("cogen.stream", "cogen.io"), ("cogen.__main__", "cogen.cli")}
 
 
 def _unit(module: str) -> str:

@@ -220,3 +220,13 @@ def generate(stream, indices, retries, program, bank, capacity):
                 keys[s, 0], keys[s, 1] = content_key(sequence, length, scene[3], height, width)
                 break
     return ok, sizes, inputs, outputs, seqs, counts, object_ids, positions, keys, causes
+
+
+@kernel
+def content_keys(sequences, lengths, grids, sizes):
+    """:func:`content_key` of many (input grid, sequence) pairs: ``sequences`` int64 ``(n, d)``
+    tokens, ``lengths`` int64 ``(n,)``, ``grids`` int8 ``(n, H, W)``, ``sizes`` ``(n, 2)`` true shapes."""
+    keys = np.zeros((sequences.shape[0], 2), np.uint64)
+    for s in range(sequences.shape[0]):
+        keys[s, 0], keys[s, 1] = content_key(sequences[s], lengths[s], grids[s], sizes[s, 0], sizes[s, 1])
+    return keys
