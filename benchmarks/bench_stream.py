@@ -49,8 +49,9 @@ def cases(n: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for case in CASES:
             stream = _stream(Path(folder), case)
-            raw = _rate(lambda b: len(generate_rows(stream.job, np.arange(b * BATCH, (b + 1) * BATCH))["ok"]), n)
-            streamed = _rate(lambda b: len(stream.batch(b)["index"]), n)
+            job = stream.job
+            raw = _rate(lambda b, job=job: len(generate_rows(job, np.arange(b * BATCH, (b + 1) * BATCH))["ok"]), n)
+            streamed = _rate(lambda b, stream=stream: len(stream.batch(b)["index"]), n)
             print(f"{case:5} {CASES[case][0]:58} {raw:>9,.0f} {streamed:>9,.0f} {streamed / raw:>9.0%}")
     print("(samples per CPU-second of this process; the stream includes padding, task tokens and indices)")
 
