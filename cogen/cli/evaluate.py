@@ -45,6 +45,7 @@ def evaluate(
     low_errors: LowErrorsOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Programs: print each combination and output value counted, with its source line.")] = False,
     markdown: MarkdownOpt = None,
+    prompts: Annotated[Path | None, typer.Option("--prompts", help="The exported prompts the predictions answer (e.g. a --per-experiment sample): count k / n over them, beside the papers' k / n_valid.")] = None,
 ) -> None:
     """Score --predictions against --split of --config; print a table, optionally write --json."""
     if ctx.invoked_subcommand is not None:
@@ -58,6 +59,9 @@ def evaluate(
                            low_length=low_length, low_errors=low_errors, explain=explain or None)
     for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
         _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
+    from cogen.eval.counts import valid_counts
+
+    metrics["valid_counts"] = valid_counts(metrics, _prompted(prompts, metrics) if prompts is not None else None)
     _print(metrics, breakdown)
     if markdown is not None:
         _write_markdown(markdown, metrics)
@@ -112,6 +116,19 @@ def programs_table(
         _console.out.print(f"report written to {json_out}")
 
 
+def _prompted(path: Path, metrics: dict) -> int:
+    """How many distinct prediction ids a prompts file asks for."""
+    from cogen.eval.predictions import read_records
+    from cogen.errors import EvalError
+
+    if not path.is_file():
+        raise EvalError(f"{path}: no such prompts file")
+    records, _ = read_records(path)
+    if not records:
+        raise EvalError(f"{path}: no prompt records (JSONL lines with an id)")
+    return len({r["id"] for r in records})
+
+
 def _write_markdown(path: Path, metrics: dict) -> None:
     if "markdown" not in metrics:
         raise typer.BadParameter("--markdown writes the Table-1 report of string-to-grid programs configs")
@@ -157,6 +174,9 @@ def _print(metrics: dict, breakdown: bool) -> None:
     table.add_column("value")
     for name, value in summary_rows(metrics):
         table.add_row(name, value)
+    for name, count in metrics.get("valid_counts", {}).items():
+        table.add_row(f"{name.removesuffix('_valid')}: k / n_valid (papers)", f"{count['k']} / {count['n_valid']}")
+        table.add_row(f"{name.removesuffix('_valid')}: k / n (cogen)", f"{count['k']} / {count['n']}")
     _console.out.print(table)
     if breakdown:
         for key in ("by_transformation", "by_sequence", "by_triplet"):
