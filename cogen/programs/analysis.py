@@ -98,11 +98,37 @@ def value_text(token: Token) -> str:
     return value if isinstance(value, str) else f"else@{component + 1}{{{','.join(sorted(value))}}}"
 
 
-def _letters(node: ast.AST) -> set:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and \
+_NONE: frozenset = frozenset()
+# Leaves that hold no value and that every walk would otherwise visit (Load(), Add(), Eq(), ...).
+_SILENT = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes that can hold values (operators and contexts left out)."""
+    found = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _SILENT))
+        elif isinstance(value, ast.AST) and not isinstance(value, _SILENT):
+            found.append(value)
+    return found
+
+
+def _walk(node: ast.AST, stop: tuple = ()):
+    """Every node under ``node`` (itself included), not entering the types in ``stop`` below it."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in _children(current) if not isinstance(c, stop))
+
+
+def _letters(node: ast.AST) -> frozenset:
+    if type(node) is ast.Constant and type(node.value) is str and node.value and \
             all(c in _LETTERS for c in node.value):
-        return {((ord(c) - 65) // 2, c) for c in node.value}
-    return set()
+        return frozenset(((ord(c) - 65) // 2, c) for c in node.value)
+    return _NONE
 
 
 def _output_chars(node: ast.AST) -> int:
@@ -119,7 +145,7 @@ def _is_int(node: ast.AST) -> bool:
 # ---------------------------------------------------------------- variables
 def _assignments(tree: ast.AST):
     """``(target names, value)`` of every binding in the program."""
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Assign):
             yield [n for t in node.targets for n in _bound_names(t)], node.value
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
@@ -149,15 +175,12 @@ def _reads(node: ast.AST) -> tuple[set, set]:
     """Input values written in an expression and the names it reads, outside dict displays."""
     letters: set = set()
     names: set = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, ast.Dict):
-            continue
+    if isinstance(node, ast.Dict):
+        return letters, names
+    for current in _walk(node, stop=(ast.Dict,)):
         letters |= _letters(current)
-        if isinstance(current, ast.Name):
+        if type(current) is ast.Name:
             names.add(current.id)
-        stack.extend(ast.iter_child_nodes(current))
     return letters, names
 
 
@@ -280,7 +303,7 @@ class _Walker:
         tested: set = set()
         cases = []
         for case in node.cases:
-            values = {v for n in ast.walk(case.pattern) for v in _letters(n)}
+            values = {v for n in _walk(case.pattern) for v in _letters(n)}
             if case.guard is not None:
                 values |= self.values(case.guard)
             tested |= values
@@ -301,7 +324,7 @@ class _Walker:
     def values(self, node: ast.AST) -> set:
         """Input values of an expression, variables included (dict displays and conditional arms too)."""
         found: set = set()
-        for current in ast.walk(node):
+        for current in _walk(node):
             found |= _letters(current)
             if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
                 found |= self.variables.get(current.id, set())
@@ -339,11 +362,12 @@ class _Walker:
             if current is not node and isinstance(current, (ast.Dict, ast.IfExp)):
                 nested.append(current)
                 continue
-            values |= _letters(current)
-            count += _output_chars(current)
-            if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
-                values |= self.variables.get(current.id, set())
-            stack.extend(ast.iter_child_nodes(current))
+            if type(current) is ast.Constant:
+                values |= _letters(current)
+                count += _output_chars(current)
+            elif type(current) is ast.Name and type(current.ctx) is ast.Load:
+                values |= self.variables.get(current.id, _NONE)
+            stack.extend(_children(current))
         return values, count, sorted(nested, key=lambda n: (n.lineno, n.col_offset))
 
     def conditional(self, node: ast.IfExp, guard: frozenset) -> None:
