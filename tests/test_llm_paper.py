@@ -155,6 +155,11 @@ def test_cli_paper_export_and_the_papers_count(data, tmp_path):
     counts = valid_counts(metrics, prompted=10)["grid_accuracy_valid"]
     assert (counts["k"], counts["n_valid"], counts["n"]) == (5, 8, 10)
     assert counts["paper"] == 5 / 8 and counts["cogen"] == 5 / 10
+    sampled = evaluate(data, "PP-2", "test_ood", tmp_path / "preds.jsonl", rows=ids)  # only the prompted rows
+    assert sampled["n"] == 10 and sampled["grid_accuracy"] == 0.5 and sampled["grid_accuracy_valid"] == 5 / 8
+    assert sampled["format_errors"]["reasons"] == {"null": 2} and metrics["format_errors"]["reasons"]["missing"] == 5
+    with pytest.raises(EvalError, match="none of the 1 requested rows"):
+        evaluate(data, "PP-2", "test_ood", tmp_path / "preds.jsonl", rows=["PP-2-test-0"])
     result = runner.invoke(app, ["eval", "-d", str(data), "-c", "PP-2", "-p", str(tmp_path / "preds.jsonl"),
                                  "--prompts", str(prompts), "--no-breakdown", "--json", str(tmp_path / "m.json")])
     assert result.exit_code == 0, result.output
@@ -187,6 +192,7 @@ def test_carc_text_and_image_prompts_with_the_no_code_line(carc, tmp_path):
     assert "image comes with this prompt: it shows the 3 study example pairs" in record["prompt"]
     assert NO_CODE_LINE in record["prompt"] and NO_CODE_LINE not in plain[0]["prompt"]
     assert "image" not in plain[0]["prompt"] and record["no_code"] is True
+    assert record["row"] + "-q0" == record["id"]
     stripped = record["prompt"].replace(NO_CODE_LINE + "\n", "")
     stripped = stripped.split("An image comes")[0] + "Input:" + stripped.split("\n\nInput:", 1)[1]
     assert stripped == plain[0]["prompt"]  # nothing else changes

@@ -45,7 +45,7 @@ def evaluate(
     low_errors: LowErrorsOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Programs: print each combination and output value counted, with its source line.")] = False,
     markdown: MarkdownOpt = None,
-    prompts: Annotated[Path | None, typer.Option("--prompts", help="The exported prompts the predictions answer (e.g. a --per-experiment sample): count k / n over them, beside the papers' k / n_valid.")] = None,
+    prompts: Annotated[Path | None, typer.Option("--prompts", help="Score only the rows these exported prompts ask about (a --per-experiment sample).")] = None,
 ) -> None:
     """Score --predictions against --split of --config; print a table, optionally write --json."""
     if ctx.invoked_subcommand is not None:
@@ -54,14 +54,15 @@ def evaluate(
         raise typer.BadParameter("--data, --config and --predictions are required (or use `cogen eval baseline`)")
     from cogen.eval import evaluate as run_evaluate
 
-    metrics = run_evaluate(data, config, split, predictions, pad=_pad(pad), stubbornness=stubbornness,
-                           queries=queries, timeout=timeout, memory_mb=memory_mb, workers=workers,
-                           low_length=low_length, low_errors=low_errors, explain=explain or None)
+    metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
+                           pad=_pad(pad), stubbornness=stubbornness, queries=queries, timeout=timeout,
+                           memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
+                           explain=explain or None)
     for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
         _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
     from cogen.eval.counts import valid_counts
 
-    metrics["valid_counts"] = valid_counts(metrics, _prompted(prompts, metrics) if prompts is not None else None)
+    metrics["valid_counts"] = valid_counts(metrics)
     _print(metrics, breakdown)
     if markdown is not None:
         _write_markdown(markdown, metrics)
@@ -107,7 +108,7 @@ def programs_table(
     report = evaluate_table(data, predictions, split, timeout=timeout or DEFAULT_TIMEOUT,
                             memory_mb=memory_mb or DEFAULT_MEMORY_MB, workers=workers, low_length=low_length,
                             low_errors=low_errors)
-    _console.out.print(report["markdown"], markup=False, highlight=False)
+    _console.out.print(report["markdown"], markup=False, highlight=False, soft_wrap=True)
     _console.out.print(f"{sum(m['n'] for m in report['configs'].values())} programs scored in {report['seconds']:.2f} s")
     if markdown is not None:
         _write_markdown(markdown, report)
@@ -116,17 +117,17 @@ def programs_table(
         _console.out.print(f"report written to {json_out}")
 
 
-def _prompted(path: Path, metrics: dict) -> int:
-    """How many distinct prediction ids a prompts file asks for."""
-    from cogen.eval.predictions import read_records
+def _prompted(path: Path) -> set[str]:
+    """The rows a prompts file asks about (a record's ``row``, else its ``id``)."""
     from cogen.errors import EvalError
+    from cogen.eval.predictions import read_records
 
     if not path.is_file():
         raise EvalError(f"{path}: no such prompts file")
     records, _ = read_records(path)
     if not records:
         raise EvalError(f"{path}: no prompt records (JSONL lines with an id)")
-    return len({r["id"] for r in records})
+    return {str(r.get("row", r["id"])) for r in records}
 
 
 def _write_markdown(path: Path, metrics: dict) -> None:

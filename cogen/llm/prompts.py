@@ -272,11 +272,12 @@ def carc_prompts(split, queries: str = "first", images=None, no_code: bool = Fal
 
     index = expected_queries(split, queries)
     columns = split.table.select(["study_inputs", "study_outputs", "study_roles", "query_inputs"])
+    row_ids = split.table.column("id").to_pylist()
     record, current = None, -1
     for name, row, query in zip(index.ids, index.rows.tolist(), index.numbers.tolist()):
         if row != current:
             record, current = columns.slice(row, 1).to_pylist()[0], row
-        meta = {"family": "carc", "config": split.config, "split": split.split, "query": query}
+        meta = {"family": "carc", "config": split.config, "split": split.split, "row": row_ids[row], "query": query}
         if no_code:
             meta["no_code"] = True
         if images is not None:

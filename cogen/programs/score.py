@@ -262,10 +262,15 @@ def explain_lines(score: FunctionScore, analysis, run, wanted: Sequence[str]) ->
     elif analysis is not None:
         lines.append(f"  {analysis.error}")
     lines.append(f"  Σn = {score.sum_n}, Σm = {score.sum_m}, L(P+) = {score.l_plus}")
+    failed: dict[str, list[str]] = {}
     for k, target in enumerate(wanted):
-        if run.outputs[k] != target:
-            got = _rows(run.outputs[k]) if run.outputs[k] is not None else run.reasons[k]
-            lines.append(f"  sample {INPUTS[k]}: wrong (got {got}; want {_rows(target)})")
+        if run.outputs[k] is not None and run.outputs[k] != target:
+            lines.append(f"  sample {INPUTS[k]}: wrong (got {_rows(run.outputs[k])}; want {_rows(target)})")
+        elif run.outputs[k] is None:
+            failed.setdefault(run.reasons[k] or "no output", []).append(INPUTS[k])
+    for reason, inputs in failed.items():
+        which = "all 16 samples" if len(inputs) == len(wanted) else f"samples {', '.join(inputs)}"
+        lines.append(f"  {which}: {reason}")
     lines.append(f"  E = {score.errors}, L(P) = {score.l_plus} + {ROW} x {score.errors} = {score.length}, "
                  f"C(P) = {score.c:.2f}")
     return lines
