@@ -186,7 +186,9 @@ def test_the_sandbox_survives_a_program_that_kills_its_server(tmp_path):
     with Sandbox(workers=1, timeout=1.0) as box:
         first, second = box.run(["import os\nos.kill(os.getppid(), 9)\n", "def f(s):\n    return ['....'] * 4\n"])
         assert first.fate == "ok" and "PermissionError" in first.reasons[0]
-        assert second.outputs[0] == "." * 16
+        assert second.outputs[0] == "." * 16 and second.function == "f"
+        other, = box.run(["def helper(a, b):\n    return a\ndef solve(s):\n    return '....\\n' * 4\n"])
+        assert other.function == "solve" and other.outputs == ("." * 16,) * 16  # no f: the last one-argument function
 
 
 # ---------------------------------------------------------------- cogen eval

@@ -248,6 +248,7 @@ def test_score_programs_puts_it_together(sandbox):
         ("ok", 40, 0), ("ok", 320, 2), ("no code", 0, 16), ("syntax error", 0, 16)]
     assert [round(s.c, 2) for s in scores] == [100.0, 0.0, 0.0, 0.0]
     assert scores[1].failures == {"wrong output": 2} and scores[0].prompt_version == "v1"
+    assert scores[0].function == "f" and scores[2].function is None
     assert scores[3].failures == {"syntax error": 16}
     text = "\n".join(explanations["m / a"])
     assert "combination {A}" in text and "m +4" in text and "E = 0, L(P) = 40 + 20 x 0 = 40, C(P) = 100.00" in text

@@ -12,7 +12,7 @@ almost empty environment (programs get the standard library only). It reads one 
   writes, deletions and renames, ``ctypes`` and the import of modules that reach the system;
 * runs the program as a module named ``program`` (so ``if __name__ == "__main__":`` blocks do not
   run), then calls its function on each input and writes one line per input on a pipe:
-  ``<k> OK <16 cells>`` or ``<k> ERR <reason>``.
+  ``<k> OK <16 cells>`` or ``<k> ERR <reason>`` (and ``FN <name>``: the function it called).
 
 The server waits for the child with a wall-clock deadline, kills its process group when the
 deadline passes, and answers one JSON line per job: the cells or reason per input and the
@@ -138,6 +138,7 @@ def _child(job, write_fd, folder):
         for k in range(len(inputs)):
             emit(k, False, f"no function {job['function']}(s)")
         os._exit(0)
+    write(write_fd, f"FN {getattr(function, '__name__', '?')}\n".encode("utf-8", "replace"))
     for k, text in enumerate(inputs):
         try:
             cells = _cells(function(text))
@@ -209,9 +210,12 @@ def _collect(read_fd, pid, deadline):
 
 
 def _parse(data, count):
-    outputs, reasons = [None] * count, [None] * count
+    outputs, reasons, function = [None] * count, [None] * count, None
     seen = set()
     for line in data.decode("utf-8", "replace").split("\n"):
+        if line.startswith("FN ") and function is None:
+            function = line[3:][:100]
+            continue
         parts = line.split(" ", 2)
         if len(parts) != 3 or not parts[0].isdigit() or parts[1] not in ("OK", "ERR"):
             continue
@@ -223,7 +227,7 @@ def _parse(data, count):
             outputs[k] = parts[2]
         else:
             reasons[k] = parts[2]
-    return outputs, reasons
+    return outputs, reasons, function
 
 
 def _serve(folder):
@@ -241,11 +245,11 @@ def _serve(folder):
         started = time.monotonic()
         data, fate = _collect(read_fd, pid, started + job["timeout"])
         os.close(read_fd)
-        outputs, reasons = _parse(data, len(job["inputs"]))
+        outputs, reasons, function = _parse(data, len(job["inputs"]))
         for k in range(len(outputs)):
             if outputs[k] is None and reasons[k] is None:
                 reasons[k] = "timeout" if fate == "timeout" else f"no result ({fate})"
-        answer = {"outputs": outputs, "reasons": reasons, "fate": fate,
+        answer = {"outputs": outputs, "reasons": reasons, "fate": fate, "function": function,
                   "seconds": round(time.monotonic() - started, 4)}
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()

@@ -43,12 +43,14 @@ _CHILD = Path(__file__).with_name("_sandbox_child.py")
 
 @dataclass(frozen=True)
 class RunResult:
-    """A program's outputs on the inputs: 16 cells (row-major ``.``/``*``) or None with a reason."""
+    """A program's outputs on the inputs: 16 cells (row-major ``.``/``*``) or None with a reason;
+    ``function`` is the name of the function it called (None when the program defined none)."""
 
     outputs: tuple[str | None, ...]
     reasons: tuple[str | None, ...]
     fate: str
     seconds: float
+    function: str | None = None
 
     def errors(self, targets: Sequence[str]) -> int:
         """E: the inputs whose output is not the target's 16 cells."""
@@ -100,7 +102,8 @@ class _Server:
             self.process.wait()
             self.process = None
             return RunResult.failed("sandbox failure", len(job["inputs"]))
-        return RunResult(tuple(answer["outputs"]), tuple(answer["reasons"]), answer["fate"], answer["seconds"])
+        return RunResult(tuple(answer["outputs"]), tuple(answer["reasons"]), answer["fate"], answer["seconds"],
+                         answer.get("function"))
 
 
 class Sandbox:

@@ -64,8 +64,9 @@ class FunctionScore:
 
     ``status`` is ``ok`` (the program parsed), ``no code``, ``missing``, ``duplicate id`` or
     ``syntax error``; programs that did not parse have L(P⁺) = 0 and E = 16 (every sample wrong),
-    so C = 0. ``failures`` counts the reasons of the wrong samples (``wrong output``, ``timeout``,
-    exceptions by type, ...).
+    so C = 0. ``function`` is the function the sandbox called (``f``, or the program's last
+    one-argument function when it defines no ``f``). ``failures`` counts the reasons of the wrong
+    samples (``wrong output``, ``timeout``, exceptions by type, ...).
     """
 
     id: str
@@ -76,7 +77,7 @@ class FunctionScore:
     sum_m: int
     errors: int
     prompt_version: str | None = None
-    function: str = "f"
+    function: str | None = None
     failures: Mapping[str, int] = field(default_factory=dict)
 
     @property
@@ -229,7 +230,7 @@ def score_programs(programs: Sequence[Program], targets: Mapping[str, tuple[str,
             failures[_failure(run.reasons[k])] = failures.get(_failure(run.reasons[k]), 0) + 1
         score = FunctionScore(program.id, program.model, setting, status,
                               analysis.sum_n if status == "ok" else 0, analysis.sum_m if status == "ok" else 0,
-                              len(wrong), program.prompt_version, failures=failures)
+                              len(wrong), program.prompt_version, run.function, failures)
         scores.append(score)
         if explain:
             explanations[f"{program.model} / {program.id}"] = explain_lines(score, analysis, run, wanted)
