@@ -69,7 +69,7 @@ def _export(data, config, split, path, **options) -> list[dict]:
 
 def _sequences(data, config, split) -> dict[str, tuple]:
     table = read_split(data, config, split).table
-    return {i: tuple(s) for i, s in zip(table.column("id").to_pylist(), table.column("transformations").to_pylist())}
+    return {i: tuple(s) for i, s in zip(table.column("id").to_pylist(), table.column("transformations").to_pylist(), strict=True)}
 
 
 def _check_atomic_and_composed(examples: list[tuple]) -> list[tuple]:

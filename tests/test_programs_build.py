@@ -69,7 +69,7 @@ def test_outputs_follow_the_definition_and_flipping_a_letter_flips_its_cells(set
 def test_inputs_are_lexicographic_and_bits_match():
     assert list(INPUTS) == sorted(INPUTS) and len(set(INPUTS)) == 16
     assert INPUTS[0] == "ACEG" and INPUTS[-1] == "BDFH"
-    assert all(text[i] == "ABCDEFGH"[2 * i + b] for text, bits in zip(INPUTS, input_bits()) for i, b in enumerate(bits))
+    assert all(text[i] == "ABCDEFGH"[2 * i + b] for text, bits in zip(INPUTS, input_bits(), strict=True) for i, b in enumerate(bits))
     assert grid_text([1, 0, 0, 0] * 4) == "*...\n*...\n*...\n*..."
 
 
@@ -97,7 +97,7 @@ def test_random_settings_draw_uniformly():
 
 def test_horizontal_random_keeps_row_r_for_character_r():
     batch = sample("horizontal_random", 3, np.arange(200))
-    for groups, rows in zip(batch.groups, batch.rows):
+    for groups, rows in zip(batch.groups, batch.rows, strict=True):
         grid = groups.reshape(4, 4)
         kept = np.flatnonzero(rows >= 0)
         assert len(kept) == 2 and all(rows[i] == i and (grid[i] == i).all() for i in kept)

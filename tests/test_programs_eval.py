@@ -85,7 +85,7 @@ def test_prompts_show_all_16_pairs_and_carry_their_version(data, tmp_path):
     row = _rows(data, "Q-random")[0]
     assert record["id"] == row["id"] and record["prompt_version"] == PROMPT_VERSION == "programs-v1"
     assert record["setting"] == "random" and record["family"] == "programs"
-    for text, grid in zip(row["inputs"], row["outputs"]):
+    for text, grid in zip(row["inputs"], row["outputs"], strict=True):
         assert f"{text} ->\n{grid}\n" in record["prompt"]
     assert "`f(s: str) -> str`" in record["prompt"] and "standard library" in record["prompt"]
     with pytest.raises(EvalError, match="prompt version 'programs-v0'"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -216,10 +215,10 @@ def _targets(setting, seed, index):
 def test_correct_programs_of_known_structure_lie_between_the_bounds_with_no_error(sandbox, function, styles):
     groups, patterns, outputs = _targets(*function)
     sources = [program(style, groups, patterns) for style in styles]
-    for style, source in zip(styles, sources):
+    for style, source in zip(styles, sources, strict=True):
         analysis = analyze(source)
         assert L_S <= analysis.length <= L_Z and analysis.length == EXPECTED_LENGTH[style], style
-    for style, result in zip(styles, sandbox.run(sources)):
+    for style, result in zip(styles, sandbox.run(sources), strict=True):
         assert result.errors(outputs) == 0, (style, result.reasons)
 
 

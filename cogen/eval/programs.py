@@ -98,7 +98,7 @@ def reference_grids(split: SplitData, column: str, **options):
 def _targets(split: SplitData) -> dict[str, tuple[str, list[str]]]:
     columns = split.table.select(["id", "setting", "outputs"]).to_pydict()
     return {name: (setting, [text.replace("\n", "") for text in outputs])
-            for name, setting, outputs in zip(columns["id"], columns["setting"], columns["outputs"])}
+            for name, setting, outputs in zip(columns["id"], columns["setting"], columns["outputs"], strict=True)}
 
 
 def _programs(expected: list[str], replies: list[Reply]) -> tuple[list[Program], dict, list[str]]:

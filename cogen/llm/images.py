@@ -20,7 +20,8 @@ __all__ = ["episode_image", "write_episode_image"]
 
 def episode_image(study_inputs, study_outputs, query_input) -> bytes:
     """PNG bytes: the study pairs in a first band, the query input (nothing below it) in a second."""
-    study = tuple((np.asarray(a, np.int8), np.asarray(b, np.int8)) for a, b in zip(study_inputs, study_outputs))
+    study = tuple((np.asarray(a, np.int8), np.asarray(b, np.int8))
+                  for a, b in zip(study_inputs, study_outputs, strict=True))
     query = ((np.asarray(query_input, np.int8), np.zeros((0, 0), np.int8)),)  # an empty grid: the answer to find
     return encode_png(draw_bands([Band("study", study), Band("query", query)]), _PALETTE)
 

@@ -35,7 +35,7 @@ Rules:
 
 def program_prompt(inputs: list[str], outputs: list[str]) -> str:
     """The prompt for one function: its 16 (input, grid text) pairs."""
-    examples = "\n\n".join(f"{text} ->\n{grid}" for text, grid in zip(inputs, outputs))
+    examples = "\n\n".join(f"{text} ->\n{grid}" for text, grid in zip(inputs, outputs, strict=True))
     return f"{_HEAD}\n{examples}\n\n{_TASK}"
 
 
@@ -48,7 +48,8 @@ def split_prompts(data, split, *, version: str | None = None) -> Iterator[Prompt
 
         raise EvalError(f"prompt version {version!r} is not available; this cogen writes {PROMPT_VERSION!r}")
     columns = split.table.select(["id", "setting", "inputs", "outputs"]).to_pydict()
-    for name, setting, inputs, outputs in zip(columns["id"], columns["setting"], columns["inputs"], columns["outputs"]):
+    rows = zip(columns["id"], columns["setting"], columns["inputs"], columns["outputs"], strict=True)
+    for name, setting, inputs, outputs in rows:
         meta = {"family": "programs", "config": split.config, "split": split.split, "setting": setting,
                 "prompt_version": PROMPT_VERSION}
         yield Prompt(name, program_prompt(inputs, outputs), meta)

@@ -17,7 +17,8 @@ import numpy as np
 
 from cogen.pipeline.dedup import plan_retries
 from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
-from cogen.programs.functions import CELLS, CHARACTERS, INPUTS, SAMPLES, SIZE, FunctionBatch, input_bits, sample, stream_seed
+from cogen.programs.functions import (CELLS, CHARACTERS, INPUTS, SAMPLES, SIZE, FunctionBatch, input_bits, sample,
+                                      stream_seed)
 from cogen.specs.programs import SPLIT, ProgramsConfig, ProgramsSetting, setting_from_dict
 
 __all__ = ["COLUMNS", "GENERATOR_VERSION", "FunctionsJob", "ProgramsBuilder", "regenerate_table", "rows_table",
@@ -74,7 +75,8 @@ def _texts(cells: np.ndarray, width: int, row: int | None = None):
         chars = np.concatenate([lines, newline], axis=2).reshape(len(chars), -1)[:, :-1]
     count, length = chars.shape
     offsets = pa.py_buffer((np.arange(count + 1, dtype=np.int32) * length).tobytes())
-    return pa.Array.from_buffers(pa.string(), count, [None, offsets, pa.py_buffer(np.ascontiguousarray(chars).tobytes())])
+    data = pa.py_buffer(np.ascontiguousarray(chars).tobytes())
+    return pa.Array.from_buffers(pa.string(), count, [None, offsets, data])
 
 
 def rows_table(batch: FunctionBatch, ids: list[str]):

@@ -1,8 +1,9 @@
 """The sandbox's fork server: a stand-alone script (standard library only) that runs untrusted programs.
 
-:mod:`cogen.programs.sandbox` starts this file as ``python -I -S -c <its text> <empty folder>`` with an
-almost empty environment (programs get the standard library only). It reads one JSON job per line on stdin (``source``, ``inputs``, ``function``,
-``timeout`` seconds, ``memory`` bytes) and, for each, forks a child that
+:mod:`cogen.programs.sandbox` starts this file as ``python -I -S -c <its text> <empty folder>``
+with an almost empty environment (programs get the standard library only). It reads one JSON job
+per line on stdin (``source``, ``inputs``, ``function``, ``timeout`` seconds, ``memory`` bytes)
+and, for each, forks a child that
 
 * starts a new session (so the whole process group can be killed) with stdin, stdout and stderr
   on ``/dev/null`` and the working directory in the empty folder named by the script's argument;
@@ -48,7 +49,8 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 def _audit(event, args):
     if event == "open":
         mode, flags = args[1], args[2]
-        if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (isinstance(flags, int) and flags & WRITE_FLAGS):
+        writes = isinstance(mode, str) and any(c in mode for c in "wax+")
+        if writes or (isinstance(flags, int) and flags & WRITE_FLAGS):
             raise PermissionError("the sandbox forbids writing files")
         return
     if event == "import":

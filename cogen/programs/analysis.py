@@ -384,7 +384,7 @@ class _Walker:
     def mapping(self, node: ast.Dict, guard: frozenset) -> None:
         """A dict display: one combination per entry (its key's values on the path), and the atomic
         units of each value as output values."""
-        for key, value in zip(node.keys, node.values):
+        for key, value in zip(node.keys, node.values, strict=True):
             path = guard | (self.values(key) if key is not None else set())
             if isinstance(value, ast.Dict):
                 self.mapping(value, path)

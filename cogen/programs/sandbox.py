@@ -54,7 +54,7 @@ class RunResult:
 
     def errors(self, targets: Sequence[str]) -> int:
         """E: the inputs whose output is not the target's 16 cells."""
-        return sum(output != target for output, target in zip(self.outputs, targets))
+        return sum(output != target for output, target in zip(self.outputs, targets, strict=True))
 
     @classmethod
     def failed(cls, reason: str, count: int = len(INPUTS)) -> RunResult:
@@ -118,7 +118,8 @@ class Sandbox:
         if timeout <= 0 or memory_mb < 32:
             from cogen.errors import EvalError
 
-            raise EvalError(f"the sandbox needs a positive timeout and at least 32 MB (got {timeout} s, {memory_mb} MB)")
+            raise EvalError(f"the sandbox needs a positive timeout and at least 32 MB "
+                            f"(got {timeout} s, {memory_mb} MB)")
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.timeout, self.memory, self.function = float(timeout), int(memory_mb) << 20, function
         self._folder: tempfile.TemporaryDirectory | None = None

@@ -217,10 +217,10 @@ def score_programs(programs: Sequence[Program], targets: Mapping[str, tuple[str,
         running = background.submit(sandbox.run, [programs[k].code for k in runnable])
         analyses = [analyze(p.code) if p.code is not None else None for p in programs]
         runs: list = [None] * len(programs)
-        for k, result in zip(runnable, running.result()):
+        for k, result in zip(runnable, running.result(), strict=True):
             runs[k] = result if analyses[k].error is None else None
     scores, explanations = [], {}
-    for program, analysis, run in zip(programs, analyses, runs):
+    for program, analysis, run in zip(programs, analyses, runs, strict=True):
         setting, wanted = targets[program.id]
         status = program.status if analysis is None else ("syntax error" if analysis.error else "ok")
         run = run or RunResult.failed(status)

@@ -98,7 +98,7 @@ def _grid(groups, patterns, text: str) -> str:
     bits = [text[i] != LETTERS[2 * i] for i in range(CHARACTERS)]
     cells = ["."] * (SIZE * SIZE)
     for i, group in enumerate(_cells(groups)):
-        for cell, value in zip(group, _part(patterns, i, int(bits[i]))):
+        for cell, value in zip(group, _part(patterns, i, int(bits[i])), strict=True):
             cells[cell] = value
     return "\n".join("".join(cells[r * SIZE:(r + 1) * SIZE]) for r in range(SIZE))
 

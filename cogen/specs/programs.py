@@ -91,7 +91,9 @@ class ProgramsSetting:
 
     def scaled(self, scale: float) -> ProgramsSetting:
         """A copy with ``scale`` times the functions per setting (at least 1)."""
-        return self if scale == 1 else replace(self, functions=min(MAX_FUNCTIONS, max(1, round(self.functions * scale))))
+        if scale == 1:
+            return self
+        return replace(self, functions=min(MAX_FUNCTIONS, max(1, round(self.functions * scale))))
 
     def with_seed(self, seed: int | None) -> ProgramsSetting:
         """A copy with another seed (``None`` keeps the spec's)."""
