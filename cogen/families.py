@@ -1,7 +1,8 @@
 """The families of tasks cogen makes: one frozen :class:`Family` record each, in one read-only mapping.
 
 A *family* is a kind of task with its own spec format, sampler, rows, checks, metrics and prompts:
-COGITAO (transformation sequences on bank objects) and Compositional-ARC (visual-grammar episodes).
+COGITAO (transformation sequences on bank objects), Compositional-ARC (visual-grammar episodes) and
+string-to-grid programs (functions a model explains with a program, scored by compositionality).
 Everything the shared machinery needs to know about a family lives in its record, so spec loading,
 ``cogen build``, ``cogen verify``, ``cogen eval``, ``cogen prompts`` and the dataset card never
 branch on a family's name:
@@ -205,6 +206,32 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
             "color_indicator": "the colour indicator",
             "neighbor_indicator": "cells of the neighbour indicator on the grid",
             "neighbor_color": "colour of the neighbour indicator",
+        }),
+    ),
+    "programs": Family(
+        name="programs",
+        title="String-to-grid programs",
+        description="string-to-grid functions whose 16 pairs a model explains with a program (seed 003)",
+        spec_parser="cogen.specs.programs:parse",
+        builder="cogen.pipeline.programs:ProgramsBuilder",
+        shard_writer="cogen.pipeline.programs:shard_tables",
+        checks="cogen.pipeline.programs_checks:checks",
+        evaluator="cogen.eval.programs",
+        prompts="cogen.llm.programs:split_prompts",
+        shift_text="cogen.card._studies:programs_shift",
+        column_notes=MappingProxyType({
+            **_ID_NOTE,
+            "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "
+                       "horizontal_random)",
+            "inputs": "the 16 input strings (A/B, C/D, E/F, G/H), in lexicographic order",
+            "outputs": "the output grid of each input: 4 lines of 4 '.'/'*' joined by newlines",
+            "cell_groups": "the 4x4 grid of the character (0-3) that controls each cell",
+            "patterns": "what each character's first letter writes on its 4 cells, row-major (the second letter "
+                        "writes the complement)",
+            "character_rows": "the row each character controls (Random Index: the permutation; Horizontal+Random: "
+                              "the two kept rows), -1 for none",
+            "sample_inputs": "each input as a 1x4 grid: 0 where a character is its first letter, 1 the second",
+            "sample_outputs": "each output as a 4x4 grid: 0 for '.', 1 for '*'",
         }),
     ),
 })

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from cogen.families import family
 
-__all__ = ["carc_shift", "cogitao_shift", "shift_text"]
+__all__ = ["carc_shift", "cogitao_shift", "programs_shift", "shift_text"]
 
 
 def _span(values) -> str:
@@ -115,6 +115,22 @@ def carc_shift(manifest: dict) -> str:
     if kind == "static":
         return "one fixed grammar (static variant), one example per row"
     return ""
+
+
+_PROGRAM_LAYOUTS = {
+    "horizontal": "character i controls row i",
+    "block": "character i controls the i-th 2x2 quadrant (TL, TR, BL, BR)",
+    "vertical": "character i controls column i",
+    "random": "each character controls 4 random cells",
+    "random_index": "each character controls a whole row, rows permuted at random",
+    "horizontal_random": "two characters keep their own row, the other two share 8 random cells",
+}
+
+
+def programs_shift(manifest: dict) -> str:
+    """String-to-grid programs: nothing is held out (all 16 pairs are shown); the setting's layout."""
+    layout = _PROGRAM_LAYOUTS.get(manifest.get("kind", ""), "")
+    return f"nothing held out: all 16 pairs shown, a program is scored; {layout}" if layout else ""
 
 
 def shift_text(manifest: dict) -> str:

@@ -12,10 +12,17 @@ from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt
 
 __all__ = ["register"]
 
-app = typer.Typer(help="Score predictions against a split of a built dataset (COGITAO or Compositional-ARC).",
+app = typer.Typer(help="Score predictions against a split of a built dataset (COGITAO, Compositional-ARC, "
+                       "or program replies for string-to-grid functions).",
                   invoke_without_command=True, no_args_is_help=False)
 
 _QUERIES_HELP = "Compositional-ARC: score all queries of each episode, or only the first (the paper's LLM protocol)."
+TimeoutOpt = Annotated[float | None, typer.Option(min=0.01, help="Programs: wall-clock seconds a program may take for all 16 inputs. [default: 2]")]
+MemoryOpt = Annotated[int | None, typer.Option("--memory-mb", min=32, help="Programs: address space a program may use, in MB. [default: 256]")]
+SandboxWorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", min=1, help="Programs: sandbox processes running programs in parallel. [default: one per core]")]
+LowLengthOpt = Annotated[float | None, typer.Option(help="Programs: L(P+) at or below this is low (T1/T3). [default: (L_s + L_z) / 2 = 180]")]
+LowErrorsOpt = Annotated[float | None, typer.Option(help="Programs: E at or below this is low (T1/T2). [default: d / 4 = 4]")]
+MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help="Programs: also write the Table-1 report (L(P+) / E / C per setting and model) as Markdown.")]
 
 
 @app.callback()
@@ -31,6 +38,14 @@ def evaluate(
     stubbornness: Annotated[bool | None, typer.Option("--stubbornness/--no-stubbornness", help="COGITAO: compute stubbornness (OOD splits of composition experiments; default on).", show_default=False)] = None,
     queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
     breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Print the per-transformation and per-sequence tables.")] = True,
+    timeout: TimeoutOpt = None,
+    memory_mb: MemoryOpt = None,
+    workers: SandboxWorkersOpt = None,
+    low_length: LowLengthOpt = None,
+    low_errors: LowErrorsOpt = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Programs: print each combination and output value counted, with its source line.")] = False,
+    markdown: MarkdownOpt = None,
+    prompts: Annotated[Path | None, typer.Option("--prompts", help="Score only the rows these exported prompts ask about (a --per-experiment sample).")] = None,
 ) -> None:
     """Score --predictions against --split of --config; print a table, optionally write --json."""
     if ctx.invoked_subcommand is not None:
@@ -39,9 +54,18 @@ def evaluate(
         raise typer.BadParameter("--data, --config and --predictions are required (or use `cogen eval baseline`)")
     from cogen.eval import evaluate as run_evaluate
 
-    metrics = run_evaluate(data, config, split, predictions, pad=_pad(pad), stubbornness=stubbornness,
-                           queries=queries)
+    metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
+                           pad=_pad(pad), stubbornness=stubbornness, queries=queries, timeout=timeout,
+                           memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
+                           explain=explain or None)
+    for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
+        _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
+    from cogen.eval.counts import valid_counts
+
+    metrics["valid_counts"] = valid_counts(metrics)
     _print(metrics, breakdown)
+    if markdown is not None:
+        _write_markdown(markdown, metrics)
     if json_out is not None:
         _write_json(json_out, metrics)
         _console.out.print(f"metrics written to {json_out}")
@@ -62,6 +86,56 @@ def baseline(
 
     count = write_predictions(out, baseline_records(read_split(data, config, split), kind, queries=queries))
     _console.out.print(f"wrote {count} {kind} predictions to {out}")
+
+
+@app.command("programs")
+def programs_table(
+    data: DataOpt,
+    predictions: Annotated[Path, typer.Option("--predictions", "-p", help="Program replies (JSONL: id, reply, model, prompt_version).")],
+    split: Annotated[str, typer.Option("--split", "-s", help="Split of the programs configs.")] = "test",
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report and every config's metrics to this JSON file.")] = None,
+    markdown: MarkdownOpt = None,
+    timeout: TimeoutOpt = None,
+    memory_mb: MemoryOpt = None,
+    workers: SandboxWorkersOpt = None,
+    low_length: LowLengthOpt = None,
+    low_errors: LowErrorsOpt = None,
+) -> None:
+    """Score program replies against every string-to-grid config their ids name: the paper's Table 1."""
+    from cogen.eval.programs import evaluate_table
+    from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+
+    report = evaluate_table(data, predictions, split, timeout=timeout or DEFAULT_TIMEOUT,
+                            memory_mb=memory_mb or DEFAULT_MEMORY_MB, workers=workers, low_length=low_length,
+                            low_errors=low_errors)
+    _console.out.print(report["markdown"], markup=False, highlight=False, soft_wrap=True)
+    _console.out.print(f"{sum(m['n'] for m in report['configs'].values())} programs scored in {report['seconds']:.2f} s")
+    if markdown is not None:
+        _write_markdown(markdown, report)
+    if json_out is not None:
+        _write_json(json_out, report)
+        _console.out.print(f"report written to {json_out}")
+
+
+def _prompted(path: Path) -> set[str]:
+    """The rows a prompts file asks about (a record's ``row``, else its ``id``)."""
+    from cogen.errors import EvalError
+    from cogen.eval.predictions import read_records
+
+    if not path.is_file():
+        raise EvalError(f"{path}: no such prompts file")
+    records, _ = read_records(path)
+    if not records:
+        raise EvalError(f"{path}: no prompt records (JSONL lines with an id)")
+    return {str(r.get("row", r["id"])) for r in records}
+
+
+def _write_markdown(path: Path, metrics: dict) -> None:
+    if "markdown" not in metrics:
+        raise typer.BadParameter("--markdown writes the Table-1 report of string-to-grid programs configs")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(metrics["markdown"], encoding="utf-8")
+    _console.out.print(f"Table-1 report written to {path}")
 
 
 def _pad(text: str | None) -> tuple[int, int] | None:
@@ -101,6 +175,9 @@ def _print(metrics: dict, breakdown: bool) -> None:
     table.add_column("value")
     for name, value in summary_rows(metrics):
         table.add_row(name, value)
+    for name, count in metrics.get("valid_counts", {}).items():
+        table.add_row(f"{name.removesuffix('_valid')}: k / n_valid (papers)", f"{count['k']} / {count['n_valid']}")
+        table.add_row(f"{name.removesuffix('_valid')}: k / n (cogen)", f"{count['k']} / {count['n']}")
     _console.out.print(table)
     if breakdown:
         for key in ("by_transformation", "by_sequence", "by_triplet"):

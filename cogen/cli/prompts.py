@@ -24,14 +24,20 @@ def export(
     split: SplitOpt = "test_ood",
     regime: Annotated[str | None, typer.Option(help="COGITAO task codes: explicit (names) or coded (t1, t2, ...). [default: explicit]")] = None,
     examples: Annotated[int | None, typer.Option(min=1, help="COGITAO: in-context examples per prompt (from train). [default: 5]")] = None,
-    seed: Annotated[int | None, typer.Option(help="COGITAO: seed of the in-context example draw. [default: 0]")] = None,
+    seed: Annotated[int | None, typer.Option(help="COGITAO: seed of the in-context example draw and of --per-experiment sampling. [default: 0; 42 with --selection paper]")] = None,
     queries: Annotated[str | None, typer.Option(help="Compositional-ARC: first query of each episode, or all. [default: first]")] = None,
+    selection: Annotated[str | None, typer.Option(help="cogen (cogen's example rule) or paper (the paper's selection and sampling: COGITAO App. C; Compositional-ARC: one query per episode). [default: cogen]")] = None,
+    per_experiment: Annotated[int | None, typer.Option("--per-experiment", min=1, help="COGITAO: prompts per config (the paper: 10, seed 42); default every row ([default: 10] with --selection paper).")] = None,
+    images: Annotated[Path | None, typer.Option(help="Compositional-ARC: draw each prompt's study pairs and query into a PNG in this folder (text+image prompts); the record names it under 'image'.")] = None,
+    no_code: Annotated[bool, typer.Option("--no-code", help="Compositional-ARC: add the paper's 'Do not generate any code to solve the task' line.")] = False,
 ) -> None:
-    """Write one prompt per expected prediction id."""
+    """Write one prompt per expected prediction id (or per sampled one, with --per-experiment)."""
     from cogen.llm import export_prompts
 
-    count = export_prompts(data, config, split, out, regime=regime, examples=examples, seed=seed, queries=queries)
-    _console.out.print(f"wrote {count} prompts to {out}")
+    count = export_prompts(data, config, split, out, regime=regime, examples=examples, seed=seed, queries=queries,
+                           selection=selection, per_experiment=per_experiment,
+                           images=None if images is None else str(images), no_code=no_code or None)
+    _console.out.print(f"wrote {count} prompts to {out}" + (f"; images in {images}" if images is not None else ""))
 
 
 @app.command("parse")

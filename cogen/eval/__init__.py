@@ -16,7 +16,7 @@ evaluator (:attr:`cogen.families.Family.evaluator`: :mod:`cogen.eval.cogitao`,
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,8 @@ def expected_ids(split: SplitData, **options: Any) -> list[str]:
     return evaluator.expected_ids(split, **given)
 
 
-def evaluate(data: str | Path, config: str, split: str, predictions: str | Path, **options: Any) -> dict:
+def evaluate(data: str | Path, config: str, split: str, predictions: str | Path, rows: Collection[str] | None = None,
+             **options: Any) -> dict:
     """Score ``predictions`` (a ``.jsonl`` / ``.parquet`` file) against ``split`` of ``config``.
 
     ``data``: a ``cogen build`` folder or a Hub dataset repo id. ``options`` are the family's
@@ -69,16 +70,29 @@ def evaluate(data: str | Path, config: str, split: str, predictions: str | Path,
     padded per-pixel accuracy; default the experiment's largest grid) and ``stubbornness``
     (compute it on out-of-domain splits of composition experiments); Compositional-ARC takes
     ``queries`` (``all`` queries of each episode, or only the ``first``).
+    ``rows`` limits the evaluation to those row ids of the split (the rows a sample of prompts asked
+    about, ``cogen prompts export --per-experiment``).
     Returns the metrics as a JSON-ready dict; malformed predictions are counted, never raised.
     """
     start = time.perf_counter()
     split_data = read_split(data, config, split)
+    if rows is not None:
+        split_data = _only_rows(split_data, set(rows))
     evaluator, given = evaluator_options(split_data, options)
     raw = evaluator.read(predictions)
     header = {"family": split_data.family, "config": split_data.config, "split": split,
               "data": split_data.source, "predictions": str(predictions)}
     metrics = evaluator.score(split_data, raw, **given)
     return {**header, **metrics, "seconds": round(time.perf_counter() - start, 3)}
+
+
+def _only_rows(split: SplitData, rows: set[str]) -> SplitData:
+    import dataclasses
+
+    keep = [k for k, name in enumerate(split.table.column("id").to_pylist()) if name in rows]
+    if not keep:
+        raise EvalError(f"none of the {len(rows)} requested rows is a row of {split.config} {split.split}")
+    return dataclasses.replace(split, table=split.table.take(keep))
 
 
 def baseline_records(split: SplitData, kind: str = "identity", **options: Any) -> Iterator[tuple[str, object]]:

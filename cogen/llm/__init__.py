@@ -1,7 +1,10 @@
 """In-context evaluation of language models: export prompts, parse replies into predictions.
 
 * :func:`cogitao_prompts`  COGITAO prompts, ``explicit`` or ``coded`` task codes, in-context examples from train
-* :func:`carc_prompts`     Compositional-ARC text prompts (study examples, then one query input)
+  (or the paper's selection and sampling: :mod:`cogen.llm.paper`)
+* :func:`carc_prompts`     Compositional-ARC text prompts (study examples, then one query input), optionally
+  with an image of them (:mod:`cogen.llm.images`)
+* :mod:`cogen.llm.programs`  string-to-grid programs: all 16 pairs and a request for code (versioned)
 * :func:`parse_reply`, :func:`parse_replies`  replies -> a predictions file for ``cogen eval``
 * :func:`export_prompts`   the prompts of one split written as JSONL
 
@@ -29,7 +32,10 @@ def export_prompts(data: str | Path, config: str, split: str, out: str | Path, *
 
     ``options`` are the family's prompt maker's (``None`` leaves one at its default): COGITAO takes
     ``regime``, ``examples`` and ``seed`` (in-context examples from the config's train split),
-    Compositional-ARC takes ``queries``. An option the family does not take is an error.
+    ``selection`` (``paper``: the paper's selection and sampling, :mod:`cogen.llm.paper`) and
+    ``per_experiment``; Compositional-ARC takes ``queries``, ``selection``, ``images`` (a folder
+    for text+image prompts) and ``no_code``; string-to-grid programs take ``version``. An option
+    the family does not take is an error.
     """
     from cogen.families import family
     from cogen.folder import read_split

@@ -31,7 +31,8 @@ import numpy as np
 
 from cogen.errors import EvalError
 
-__all__ = ["REGIMES", "Prompt", "carc_prompts", "cogitao_prompts", "format_grid", "task_codes"]
+__all__ = ["NO_CODE_LINE", "PAPER_PER_EXPERIMENT", "PAPER_SEED", "REGIMES", "SELECTIONS", "Prompt", "carc_prompts",
+           "cogitao_paper_prompts", "cogitao_prompts", "format_grid", "task_codes"]
 
 #: Task-code regimes of COGITAO's prompts.
 REGIMES = ("explicit", "coded")
@@ -236,46 +237,143 @@ Study examples:
 """
 
 
-def _carc_prompt(study_inputs, study_outputs, roles: Sequence[str], query_input) -> str:
+#: The line the paper added to its Gemini prompts (000: App. D.2).
+NO_CODE_LINE = "- Do not generate any code to solve the task."
+_IMAGE_NOTE = """An image comes with this prompt: it shows the {n} study example pairs (each input above its
+output) and, last, the final input grid."""
+
+
+def _carc_prompt(study_inputs, study_outputs, roles: Sequence[str], query_input, image: bool = False,
+                 no_code: bool = False) -> str:
     primitives = sum(1 for role in roles if "+" not in role)
     compositions = sum(1 for role in roles if role.count("+") == 1)
     systematic = primitives + compositions == len(roles) and primitives > 0
+    tail = _CARC_TAIL.format(verb="might combine" if systematic else "are applied")
+    if no_code:
+        tail = tail.replace("beyond the specified format.\n", "beyond the specified format.\n" + NO_CODE_LINE + "\n")
+    if image:
+        tail = tail.replace("\nInput:\n", "\n" + _IMAGE_NOTE.format(n=len(roles)) + "\n\nInput:\n")
     parts = [_CARC_HEAD.format(n=len(roles)),
              _CARC_SYSTEMATICITY.format(primitives=primitives, compositions=compositions) if systematic
              else _CARC_FEWSHOT,
-             _CARC_TAIL.format(verb="might combine" if systematic else "are applied")]
+             tail]
     parts += [f"example input {i}: {format_grid(grid_in, True)}\nexample output {i}: {format_grid(grid_out, True)}"
               for i, (grid_in, grid_out) in enumerate(zip(study_inputs, study_outputs, strict=True), 1)]
     parts.append(f"Final input: {format_grid(query_input, True)}")
     return "\n\n".join(part.strip() for part in parts) + "\n"
 
 
-def carc_prompts(split, queries: str = "first") -> Iterator[Prompt]:
-    """Prompts for the queries of a Compositional-ARC split (``first``: one per episode, as the paper)."""
+def carc_prompts(split, queries: str = "first", images=None, no_code: bool = False) -> Iterator[Prompt]:
+    """Prompts for the queries of a Compositional-ARC split (``first``: one per episode, as the paper).
+
+    ``images``: a folder that receives one PNG per prompt (study pairs and query, drawn by
+    :mod:`cogen.llm.images`), named in the record's ``image``; ``no_code`` adds :data:`NO_CODE_LINE`."""
     from cogen.eval.carc import expected_queries
 
     index = expected_queries(split, queries)
     columns = split.table.select(["study_inputs", "study_outputs", "study_roles", "query_inputs"])
+    row_ids = split.table.column("id").to_pylist()
     record, current = None, -1
     for name, row, query in zip(index.ids, index.rows.tolist(), index.numbers.tolist(), strict=True):
         if row != current:
             record, current = columns.slice(row, 1).to_pylist()[0], row
-        meta = {"family": "carc", "config": split.config, "split": split.split, "query": query}
+        meta = {"family": "carc", "config": split.config, "split": split.split, "row": row_ids[row], "query": query}
+        if no_code:
+            meta["no_code"] = True
+        if images is not None:
+            from cogen.llm.images import write_episode_image
+
+            meta["image"] = str(write_episode_image(images, name, record["study_inputs"], record["study_outputs"],
+                                                    record["query_inputs"][query]))
         yield Prompt(name, _carc_prompt(record["study_inputs"], record["study_outputs"], record["study_roles"],
-                                        record["query_inputs"][query]), meta)
+                                        record["query_inputs"][query], images is not None, no_code), meta)
+
+
+# ---------------------------------------------------------------- the COGITAO paper's selection
+#: Example selections of ``cogen prompts``: cogen's rule (module docstring) or the paper's (:mod:`cogen.llm.paper`).
+SELECTIONS = ("cogen", "paper")
+#: The paper's sampling: prompts per experiment and seed (COGITAO App. C).
+PAPER_PER_EXPERIMENT, PAPER_SEED = 10, 42
+_ID_SPLIT_OF = {"test_ood": "test", "validation_ood": "validation", "test": "test", "validation": "validation"}
+
+
+def cogitao_paper_prompts(split, context, regime: str = "explicit", per_experiment: int = PAPER_PER_EXPERIMENT,
+                          seed: int = PAPER_SEED) -> Iterator[Prompt]:
+    """``per_experiment`` prompts for ``split`` with the paper's example selection and sampling
+    (:mod:`cogen.llm.paper`); ``context`` is the config's in-domain split of the same kind (test)."""
+    from cogen.llm.paper import condition, paper_draws
+    from cogen.specs.schema import OOD_SPLITS, experiment_from_dict
+
+    experiment = experiment_from_dict(split.manifest["spec"])
+    name = condition(experiment, split.split in OOD_SPLITS)
+    codes = task_codes(experiment, regime)
+    base = _base_prompt(experiment, split.split)
+    columns = ["id", "input", "output", "transformations"]
+    shown_rows = context.table.select(columns)
+    tests = split.table.select(columns)
+    sequences = [tuple(s) for s in context.table.column("transformations").to_pylist()]
+    rng = _seeded(seed, f"paper:{split.config}:{split.split}")
+    where = f"{split.config} {context.split}"
+    for number, draw in enumerate(paper_draws(name, sequences, tests.num_rows, per_experiment, rng, where)):
+        shown = shown_rows.take(list(draw.examples)).to_pylist()
+        sample = tests.slice(draw.test, 1).to_pylist()[0]
+        meta = {"family": "cogitao", "config": split.config, "split": split.split, "regime": regime, "setting": base,
+                "selection": "paper", "condition": name, "prompt_number": number, "seed": seed,
+                "examples": [e["id"] for e in shown], "task_codes": codes}
+        yield Prompt(sample["id"], _cogitao_prompt(base, codes, shown, sample), meta)
+
+
+def _sampled(split, per_experiment: int | None, seed: int):
+    """``split`` itself, or ``per_experiment`` of its rows drawn without replacement (in row order)."""
+    if per_experiment is None or per_experiment >= split.table.num_rows:
+        return split
+    import dataclasses
+
+    rows = np.sort(_seeded(seed, f"sample:{split.config}:{split.split}").choice(
+        split.table.num_rows, per_experiment, replace=False))
+    return dataclasses.replace(split, table=split.table.take(rows))
 
 
 # ---------------------------------------------------------------- family entry points
-def cogitao_split_prompts(data, split, *, regime: str = "explicit", examples: int = 5,
-                          seed: int = 0) -> Iterator[Prompt]:
-    """COGITAO's prompt maker (:attr:`cogen.families.Family.prompts`): in-context examples come from
-    the train split of the same config in ``data``."""
+def cogitao_split_prompts(data, split, *, regime: str = "explicit", examples: int = 5, seed: int | None = None,
+                          selection: str = "cogen", per_experiment: int | None = None) -> Iterator[Prompt]:
+    """COGITAO's prompt maker (:attr:`cogen.families.Family.prompts`).
+
+    ``selection="cogen"``: in-context examples from the train split of the same config in ``data``
+    (seed 0 by default), for every row, or for ``per_experiment`` rows drawn with ``seed``.
+    ``selection="paper"``: the paper's selection and sampling (:func:`cogitao_paper_prompts`;
+    ``per_experiment`` 10 and ``seed`` 42 by default, examples from the in-domain test split).
+    """
     from cogen.folder import read_split
 
-    return cogitao_prompts(split, read_split(data, split.config, "train"), regime, examples, seed)
+    if selection not in SELECTIONS:
+        raise EvalError(f"selection must be one of {', '.join(SELECTIONS)}, not {selection!r}")
+    if per_experiment is not None and per_experiment < 1:
+        raise EvalError(f"per_experiment must be at least 1, not {per_experiment}")
+    if selection == "paper":
+        if split.split not in _ID_SPLIT_OF:
+            raise EvalError(f"the paper's selection is defined for test and test_ood (and validation splits), "
+                            f"not {split.split!r}")
+        context = split if _ID_SPLIT_OF[split.split] == split.split else \
+            read_split(data, split.config, _ID_SPLIT_OF[split.split])
+        return cogitao_paper_prompts(split, context, regime, per_experiment or PAPER_PER_EXPERIMENT,
+                                     PAPER_SEED if seed is None else seed)
+    seed = 0 if seed is None else seed
+    return cogitao_prompts(_sampled(split, per_experiment, seed), read_split(data, split.config, "train"), regime,
+                           examples, seed)
 
 
-def carc_split_prompts(data, split, *, queries: str = "first") -> Iterator[Prompt]:
+def carc_split_prompts(data, split, *, queries: str | None = None, selection: str = "cogen",
+                       images: str | None = None, no_code: bool = False) -> Iterator[Prompt]:
     """Compositional-ARC's prompt maker (:attr:`cogen.families.Family.prompts`): the study examples
-    of each episode come with it, so ``data`` is not read again."""
-    return carc_prompts(split, queries)
+    of each episode come with it, so ``data`` is not read again.
+
+    ``selection="paper"`` is the paper's protocol: one query (the first) per episode, which is
+    also the default. ``images``: a folder where each prompt's study pairs and query are drawn as
+    a PNG (the paper's text+image prompts); ``no_code`` adds the paper's "Do not generate any code
+    to solve the task" line (its Gemini prompts)."""
+    if selection not in SELECTIONS:
+        raise EvalError(f"selection must be one of {', '.join(SELECTIONS)}, not {selection!r}")
+    if selection == "paper" and queries not in (None, "first"):
+        raise EvalError("the paper's Compositional-ARC protocol asks one query per episode: use --queries first")
+    return carc_prompts(split, queries or "first", images=images, no_code=no_code)

@@ -1,0 +1,277 @@
+"""L(P), C(P) and the T1/T2/T3 types of programs, their averages, and the paper's Table 1 layout.
+
+For a task with N atomic inputs, M atomic outputs, U values per input and d samples (here N = 4,
+M = 16, U = 2, d = 16), seed 003 defines (Eqs. 2-4):
+
+* ``L(P) = L(P⁺) + (N + M) * E`` — each error adds a full sample to the mapping table;
+* ``L_s = U (N + M) = 40`` (sufficient compositionality) and ``L_z = d (N + M) = 320`` (zero);
+* ``C(P) = 100 * (L_z - clip(L(P), L_s, L_z)) / (L_z - L_s)``, in [0, 100].
+
+C is computed per function, then averaged (decision 2; where clipping bites, the mean of C is not
+the C of the means). Types (decision 3): T1 low L(P⁺) and low E, T2 high L(P⁺) and low E, T3 low
+L(P⁺) and high E; the fourth cell, high and high, is its own type, ``T0``. "Low" means
+``L(P⁺) <= low_length`` (default ``(L_s + L_z) / 2`` = 180) and ``E <= low_errors`` (default
+``d / 4`` = 4).
+
+>>> round(compositionality(46.73 + 20 * 8 / 30), 2)   # o3-mini, Horizontal, in Table 1
+95.69
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+from cogen.programs.functions import CELLS, CHARACTERS, LETTERS_PER_CHARACTER, SAMPLES, SETTING_TITLES, SETTINGS
+
+__all__ = ["L_S", "L_Z", "LOW_ERRORS", "LOW_LENGTH", "ROW", "FunctionScore", "ModelSummary", "compositionality",
+           "markdown_table", "program_length", "program_type", "summarize", "table"]
+
+#: N + M: the size of one sample of the mapping table.
+ROW = CHARACTERS + CELLS
+#: Sufficient compositionality, U (N + M).
+L_S = LETTERS_PER_CHARACTER * ROW
+#: Zero compositionality, d (N + M).
+L_Z = SAMPLES * ROW
+#: Default thresholds of "low" L(P⁺) and "low" E (decision 3).
+LOW_LENGTH = (L_S + L_Z) / 2
+LOW_ERRORS = SAMPLES / 4
+#: The types, in report order.
+TYPES = ("T1", "T2", "T3", "T0")
+
+
+def program_length(l_plus: float, errors: float) -> float:
+    """L(P) = L(P⁺) + (N + M) E."""
+    return l_plus + ROW * errors
+
+
+def compositionality(length: float, low: float = L_S, high: float = L_Z) -> float:
+    """C(P) of a program of length L(P): 100 at or below L_s, 0 at or above L_z."""
+    return 100.0 * (high - min(max(length, low), high)) / (high - low)
+
+
+def program_type(l_plus: float, errors: float, low_length: float | None = None, low_errors: float | None = None) -> str:
+    """``T1`` (low L(P⁺), low E), ``T2`` (high, low), ``T3`` (low, high) or ``T0`` (high, high)."""
+    short = l_plus <= (LOW_LENGTH if low_length is None else low_length)
+    right = errors <= (LOW_ERRORS if low_errors is None else low_errors)
+    return {(True, True): "T1", (False, True): "T2", (True, False): "T3", (False, False): "T0"}[(short, right)]
+
+
+@dataclass(frozen=True)
+class FunctionScore:
+    """The score of one program for one function.
+
+    ``status`` is ``ok`` (the program parsed), ``no code``, ``missing``, ``duplicate id`` or
+    ``syntax error``; programs that did not parse have L(P⁺) = 0 and E = 16 (every sample wrong),
+    so C = 0. ``function`` is the function the sandbox called (``f``, or the program's last
+    one-argument function when it defines no ``f``). ``failures`` counts the reasons of the wrong
+    samples (``wrong output``, ``timeout``, exceptions by type, ...).
+    """
+
+    id: str
+    model: str
+    setting: str
+    status: str
+    sum_n: int
+    sum_m: int
+    errors: int
+    prompt_version: str | None = None
+    function: str | None = None
+    failures: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def l_plus(self) -> int:
+        """L(P⁺) = Σn_z + Σm_z."""
+        return self.sum_n + self.sum_m
+
+    @property
+    def length(self) -> int:
+        """L(P)."""
+        return int(program_length(self.l_plus, self.errors))
+
+    @property
+    def c(self) -> float:
+        """C(P)."""
+        return compositionality(self.length)
+
+    def as_dict(self, low_length: float | None = None, low_errors: float | None = None) -> dict:
+        """JSON-ready form, with L(P⁺), L(P), C(P) and the type."""
+        return {**asdict(self), "failures": dict(self.failures), "l_plus": self.l_plus, "length": self.length,
+                "c": round(self.c, 4), "type": program_type(self.l_plus, self.errors, low_length, low_errors)}
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """The averages of one model over the functions of one setting (the paper's table cells)."""
+
+    model: str
+    setting: str
+    functions: int
+    l_plus: float
+    errors: float
+    length: float
+    c: float
+    type: str
+    types: Mapping[str, int]
+    sum_n: float
+    sum_m: float
+    valid: int
+
+    def as_dict(self) -> dict:
+        """JSON-ready form."""
+        return {**asdict(self), "types": dict(self.types)}
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(sum(values) / len(values)) if values else math.nan
+
+
+def summarize(scores: Iterable[FunctionScore], low_length: float | None = None,
+              low_errors: float | None = None) -> list[ModelSummary]:
+    """One :class:`ModelSummary` per (model, setting), in order of first appearance; C averaged per
+    function, the type of the model decided on the mean L(P⁺) and mean E."""
+    groups: dict[tuple[str, str], list[FunctionScore]] = {}
+    for score in scores:
+        groups.setdefault((score.model, score.setting), []).append(score)
+    summaries = []
+    for (model, setting), group in groups.items():
+        l_plus, errors = _mean([s.l_plus for s in group]), _mean([s.errors for s in group])
+        kinds = [program_type(s.l_plus, s.errors, low_length, low_errors) for s in group]
+        summaries.append(ModelSummary(
+            model, setting, len(group), l_plus, errors, _mean([s.length for s in group]), _mean([s.c for s in group]),
+            program_type(l_plus, errors, low_length, low_errors), {t: kinds.count(t) for t in TYPES if t in kinds},
+            _mean([s.sum_n for s in group]), _mean([s.sum_m for s in group]), sum(s.status == "ok" for s in group)))
+    return summaries
+
+
+def table(summaries: Iterable[ModelSummary], low_length: float | None = None, low_errors: float | None = None) -> dict:
+    """The Table-1 report as JSON-ready data: settings (columns), models (rows) and a cell per pair."""
+    summaries = list(summaries)
+    settings = [s for s in SETTINGS if any(m.setting == s for m in summaries)]
+    settings += [s for s in dict.fromkeys(m.setting for m in summaries) if s not in settings]
+    models = list(dict.fromkeys(m.model for m in summaries))
+    cells = {model: {m.setting: m.as_dict() for m in summaries if m.model == model} for model in models}
+    return {"settings": settings, "models": models, "cells": cells,
+            "bounds": {"L_s": L_S, "L_z": L_Z},
+            "thresholds": {"low_length": LOW_LENGTH if low_length is None else low_length,
+                           "low_errors": LOW_ERRORS if low_errors is None else low_errors}}
+
+
+def markdown_table(report: Mapping) -> str:
+    """The report as a Markdown table like seed 003's Table 1: each cell ``L(P⁺) / E / C(P) · type``."""
+    settings = report["settings"]
+    header = ["model", *(SETTING_TITLES.get(s, s) for s in settings)]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---|" * len(settings)]
+    for model in report["models"]:
+        cells = []
+        for setting in settings:
+            cell = report["cells"][model].get(setting)
+            cells.append("–" if cell is None else
+                         f"{cell['l_plus']:.2f} / {cell['errors']:.2f} / {cell['c']:.2f} · {cell['type']}")
+        lines.append("| " + " | ".join([model, *cells]) + " |")
+    thresholds = report["thresholds"]
+    lines += ["", f"Each cell: L(P⁺) / E / C(P) · type, averaged over the functions of the setting "
+                  f"(L_s = {report['bounds']['L_s']}, L_z = {report['bounds']['L_z']}; low L(P⁺) <= "
+                  f"{thresholds['low_length']:g}, low E <= {thresholds['low_errors']:g})."]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- scoring programs
+@dataclass(frozen=True)
+class Program:
+    """A model's program for one function: ``code`` (None when the reply held none) and ``status``
+    (``ok``, or why there is no program: ``no code``, ``missing``, ``duplicate id``)."""
+
+    id: str
+    model: str
+    code: str | None
+    status: str = "ok"
+    prompt_version: str | None = None
+
+
+def _failure(reason: str | None) -> str:
+    """A wrong sample's reason, shortened to its kind (``wrong output``, ``timeout``, ``KeyError``, ...)."""
+    if reason is None:
+        return "wrong output"
+    if reason.startswith("program failed: "):
+        return "program failed: " + reason.removeprefix("program failed: ").split(":")[0]
+    return reason.split(":")[0] if ":" in reason else reason
+
+
+def score_programs(programs: Sequence[Program], targets: Mapping[str, tuple[str, Sequence[str]]], sandbox,
+                   explain: bool = False) -> tuple[list[FunctionScore], dict[str, list[str]]]:
+    """Score each program against its function: ``targets[id] = (setting, 16 target cells)``.
+
+    L(P⁺) by :func:`cogen.programs.analysis.analyze`, E by running the parsed programs in
+    ``sandbox`` (a :class:`cogen.programs.sandbox.Sandbox`). Returns the scores and, when
+    ``explain``, the explanation lines of each program keyed ``<model> / <id>``.
+    """
+    from cogen.programs.analysis import analyze
+    from cogen.programs.sandbox import RunResult
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as background:  # the programs run while this thread reads them
+        runnable = [k for k, p in enumerate(programs) if p.code is not None]
+        running = background.submit(sandbox.run, [programs[k].code for k in runnable])
+        analyses = [analyze(p.code) if p.code is not None else None for p in programs]
+        runs: list = [None] * len(programs)
+        for k, result in zip(runnable, running.result(), strict=True):
+            runs[k] = result if analyses[k].error is None else None
+    scores, explanations = [], {}
+    for program, analysis, run in zip(programs, analyses, runs, strict=True):
+        setting, wanted = targets[program.id]
+        status = program.status if analysis is None else ("syntax error" if analysis.error else "ok")
+        run = run or RunResult.failed(status)
+        wrong = [k for k in range(len(wanted)) if run.outputs[k] != wanted[k]]
+        failures: dict[str, int] = {}
+        for k in wrong:
+            failures[_failure(run.reasons[k])] = failures.get(_failure(run.reasons[k]), 0) + 1
+        score = FunctionScore(program.id, program.model, setting, status,
+                              analysis.sum_n if status == "ok" else 0, analysis.sum_m if status == "ok" else 0,
+                              len(wrong), program.prompt_version, run.function, failures)
+        scores.append(score)
+        if explain:
+            explanations[f"{program.model} / {program.id}"] = explain_lines(score, analysis, run, wanted)
+    return scores, explanations
+
+
+def _rows(cells: str) -> str:
+    return "/".join(cells[r * 4:(r + 1) * 4] for r in range(4))
+
+
+def explain_lines(score: FunctionScore, analysis, run, wanted: Sequence[str]) -> list[str]:
+    """How a program's score was counted, line by line: each combination (repeats marked), each
+    output value, then each wrong sample, L(P), C(P) and the type."""
+    from cogen.programs.analysis import value_text
+    from cogen.programs.functions import INPUTS
+
+    lines = [f"{score.model} / {score.id} ({score.setting}; prompt {score.prompt_version or 'not recorded'}): "
+             f"{score.status}"]
+    if analysis is not None and analysis.error is None:
+        first: dict = {}
+        records = []
+        for c in analysis.combinations:
+            values = "{" + ", ".join(sorted(map(value_text, c.values))) + "}"
+            repeat = "" if c.counted else f"  (repeats line {first[c.values]}: not counted)"
+            first.setdefault(c.values, c.line)
+            records.append((c.line, 0, f"  line {c.line:>4}  combination {values:<28} n +{c.size}{repeat}"))
+        for o in analysis.outputs:
+            records.append((o.line, 1, f"  line {o.line:>4}  output {o.text:<33} m +{o.count}"))
+        lines += [text for _, _, text in sorted(records, key=lambda r: (r[0], r[1]))]
+    elif analysis is not None:
+        lines.append(f"  {analysis.error}")
+    lines.append(f"  Σn = {score.sum_n}, Σm = {score.sum_m}, L(P+) = {score.l_plus}")
+    failed: dict[str, list[str]] = {}
+    for k, target in enumerate(wanted):
+        if run.outputs[k] is not None and run.outputs[k] != target:
+            lines.append(f"  sample {INPUTS[k]}: wrong (got {_rows(run.outputs[k])}; want {_rows(target)})")
+        elif run.outputs[k] is None:
+            failed.setdefault(run.reasons[k] or "no output", []).append(INPUTS[k])
+    for reason, inputs in failed.items():
+        which = "all 16 samples" if len(inputs) == len(wanted) else f"samples {', '.join(inputs)}"
+        lines.append(f"  {which}: {reason}")
+    lines.append(f"  E = {score.errors}, L(P) = {score.l_plus} + {ROW} x {score.errors} = {score.length}, "
+                 f"C(P) = {score.c:.2f}")
+    return lines
