@@ -95,17 +95,21 @@ class Evaluator(Protocol):
 
     ``OPTIONS`` maps each option the family accepts to its default; ``HEADLINES`` names the
     metrics printed first. ``read`` reads a predictions file into what ``score`` takes (grid
-    families use :func:`cogen.eval.predictions.read_predictions`).
+    families use :func:`cogen.eval.predictions.read_predictions`) and ``write`` writes one;
+    ``baseline`` makes the trivial predictions named in ``BASELINES`` (``target``: the answers).
     """
 
     OPTIONS: Mapping[str, Any]
     HEADLINES: tuple[str, ...]
+    BASELINES: tuple[str, ...]
 
     def read(self, path: Any) -> Any: ...
 
-    def expected_ids(self, split: SplitData, **options: Any) -> list[str]: ...
+    def write(self, path: Any, records: Any) -> int: ...
 
-    def reference_grids(self, split: SplitData, column: str, **options: Any) -> Any: ...
+    def baseline(self, split: SplitData, kind: str, **options: Any) -> Iterator[tuple[str, Any]]: ...
+
+    def expected_ids(self, split: SplitData, **options: Any) -> list[str]: ...
 
     def score(self, split: SplitData, raw: Any, **options: Any) -> dict: ...
 

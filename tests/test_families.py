@@ -11,7 +11,7 @@ import json
 import pytest
 
 from cogen.errors import EvalError, UnknownNameError
-from cogen.eval import baseline_records, evaluate, expected_ids, write_predictions
+from cogen.eval import baseline_records, evaluate, expected_ids, write_baseline, write_predictions
 from cogen.families import FAMILIES, ROLES, Builder, Evaluator, family
 from cogen.folder import read_manifests, read_split
 from cogen.llm import export_prompts
@@ -45,6 +45,13 @@ transformations:
   set_color: {new_color: [1, 2]}
   grow: {direction: [-x, -y]}
 split: {seeds: [1860], min_label_count: 3, configs: [systematicity]}
+""", "test"),
+    "programs": ("""\
+setting: fp
+family: programs
+seed: 6
+functions: 12
+settings: [horizontal, random]
 """, "test"),
 }
 
@@ -84,10 +91,10 @@ def test_a_tiny_spec_builds_verifies_scores_and_prompts(name, tmp_path):
 
     data = read_split(folder, config, split)
     predictions = tmp_path / "target.jsonl"
-    write_predictions(predictions, baseline_records(data, "target"))
+    assert write_baseline(predictions, data, "target") == len(expected_ids(data))
     metrics = evaluate(folder, config, split, predictions)
     assert metrics["family"] == name and metrics["n"] == len(expected_ids(data)) > 0
-    assert metrics["n_valid"] == metrics["n"] and not metrics["format_errors"]["total"]
+    assert metrics.get("n_valid", metrics["n"]) == metrics["n"] and not metrics["format_errors"]["total"]
 
     prompts = tmp_path / "prompts.jsonl"
     count = export_prompts(folder, config, split, prompts)

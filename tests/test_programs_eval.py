@@ -255,7 +255,7 @@ def test_cli_eval_programs_writes_table_1(data, tmp_path):
     (["eval", "-d", "DATA", "-c", "Q-horizontal", "-s", "test", "-p", "REPLIES", "--queries", "first"],
      "does not apply"),
     (["eval", "-d", "DATA", "-c", "Q-horizontal", "-s", "test_ood", "-p", "REPLIES"], "has no split 'test_ood'"),
-    (["eval", "baseline", "-d", "DATA", "-c", "Q-horizontal", "-s", "test", "--out", "b.jsonl"], "no grid baseline"),
+    (["eval", "baseline", "-d", "DATA", "-c", "Q-horizontal", "-s", "test", "--out", "b.jsonl"], "no baseline 'identity' for String-to-grid programs configs (choose from target)"),
     (["eval", "programs", "-d", "DATA", "-p", "EMPTY"], "no reply id names a config"),
 ])
 def test_bad_input_is_a_clear_error_without_traceback(data, tmp_path, args, message):

@@ -12,8 +12,19 @@ from hypothesis import strategies as st
 from cogen.programs.analysis import analyze, value_text
 from cogen.programs.functions import INPUTS, SETTINGS, sample, stream_seed
 from cogen.programs.sandbox import Sandbox
-from cogen.programs.score import (L_S, L_Z, FunctionScore, Program, compositionality, markdown_table,
-                                  program_length, program_type, score_programs, summarize, table)
+from cogen.programs.score import (
+    L_S,
+    L_Z,
+    FunctionScore,
+    Program,
+    compositionality,
+    markdown_table,
+    program_length,
+    program_type,
+    score_programs,
+    summarize,
+    table,
+)
 from cogen.programs.styles import EXPECTED_LENGTH, STYLES, corrupt, program
 
 FRAGMENT_1 = '''

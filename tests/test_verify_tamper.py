@@ -34,6 +34,13 @@ experiments:
     out_of_domain: {sequences: [[rot90, mirror_horizontal]]}
 """
 CARC_CONFIGS = ["carc-systematicity-1860", "carc-static"]
+PROGRAMS_SPEC = """\
+setting: vp
+family: programs
+seed: 9
+functions: 12
+settings: [block]
+"""
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +50,9 @@ def built(tmp_path_factory) -> dict[str, Path]:
     spec.write_text(COGITAO_SPEC)
     build(spec, root / "cogitao", workers=1)
     build("carc", root / "carc", scale=0.002, workers=1, only=CARC_CONFIGS)
-    return {"cogitao": root / "cogitao", "carc": root / "carc"}
+    (root / "p.yaml").write_text(PROGRAMS_SPEC)
+    build(root / "p.yaml", root / "programs", workers=1)
+    return {"cogitao": root / "cogitao", "carc": root / "carc", "programs": root / "programs"}
 
 
 def _shard(folder: Path, config: str, split: str) -> Path:
@@ -77,9 +86,9 @@ def _cogitao_card(folder):
     (folder / "README.md").unlink()
 
 
-def _files_and_schema(config):
+def _files_and_schema(config, split="validation"):
     def tamper(folder):
-        _shard(folder, config, "validation").unlink()
+        _shard(folder, config, split).unlink()
     return tamper
 
 
@@ -140,6 +149,22 @@ def _carc_determinism(folder):
     _edit(_shard(folder, CARC_CONFIGS[0], "train"), change)
 
 
+def _programs_law(folder):  # one output cell of one function flipped
+    def change(columns):
+        grid = columns["outputs"][0]
+        columns["outputs"][0] = [("." if grid[0][0] == "*" else "*") + grid[0][1:]] + grid[1:]
+    _edit(_shard(folder, "vp-block", "test"), change)
+
+
+def _programs_distinct(folder):
+    function = ["inputs", "outputs", "cell_groups", "patterns", "character_rows", "sample_inputs", "sample_outputs"]
+    _edit(_shard(folder, "vp-block", "test"), _copy_row(function, 0, 1))
+
+
+def _programs_determinism(folder):
+    _edit(_shard(folder, "vp-block", "test"), _set("id", 0, "vp-block-test-renamed"))
+
+
 TAMPERS = {
     ("cogitao", "V-1", "card"): _cogitao_card,
     ("cogitao", "V-1", "files and schema"): _files_and_schema("V-1"),
@@ -153,6 +178,10 @@ TAMPERS = {
     ("carc", CARC_CONFIGS[0], "split rule"): _carc_split_rule,
     ("carc", "carc-static", "split rule"): _carc_static_split_rule,
     ("carc", CARC_CONFIGS[0], "determinism"): _carc_determinism,
+    ("programs", "vp-block", "files and schema"): _files_and_schema("vp-block", "test"),
+    ("programs", "vp-block", "function law"): _programs_law,
+    ("programs", "vp-block", "distinct functions"): _programs_distinct,
+    ("programs", "vp-block", "determinism"): _programs_determinism,
 }
 
 
@@ -173,7 +202,7 @@ def test_untouched_builds_pass_and_every_check_has_a_tamper(built):
         assert not failed(checks), failed(checks)
         names = {c.name for c in checks}
         covered = {check for f, _, check in TAMPERS if f == family}
-        assert names == covered | ({"card"} if family == "carc" else set()), family
+        assert names == covered | ({"card"} if family != "cogitao" else set()), family
 
 
 def test_the_static_split_rule_names_the_leaked_episode(built, tmp_path):

@@ -81,10 +81,10 @@ def baseline(
     queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
 ) -> None:
     """Write trivial predictions for a split, to smoke-test an evaluation pipeline."""
-    from cogen.eval import baseline_records, write_predictions
+    from cogen.eval import write_baseline
     from cogen.folder import read_split
 
-    count = write_predictions(out, baseline_records(read_split(data, config, split), kind, queries=queries))
+    count = write_baseline(out, read_split(data, config, split), kind, queries=queries)
     _console.out.print(f"wrote {count} {kind} predictions to {out}")
 
 

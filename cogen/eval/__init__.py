@@ -5,6 +5,7 @@
 
 * :func:`evaluate`            the whole evaluation, as a JSON-ready dict
 * :func:`baseline_records`    trivial predictions (``identity``: the input) to smoke-test a pipeline
+* :func:`write_baseline`      write them in the family's predictions format
 * :func:`write_predictions`   write ``(id, grid)`` records as ``.jsonl`` or ``.parquet``
 * :func:`summary_rows`        the headline numbers of a metrics dict, for a table
 
@@ -26,11 +27,8 @@ from cogen.eval.predictions import write_predictions
 from cogen.families import Evaluator, family
 from cogen.folder import SplitData, read_split
 
-__all__ = ["BASELINES", "baseline_records", "evaluate", "evaluator_options", "expected_ids", "summary_rows",
+__all__ = ["baseline_records", "evaluate", "evaluator_options", "expected_ids", "summary_rows", "write_baseline",
            "write_predictions"]
-
-#: Trivial predictions :func:`baseline_records` can make.
-BASELINES = ("identity", "target", "zeros")
 
 
 def evaluator_options(split: SplitData, options: dict[str, Any]) -> tuple[Evaluator, dict[str, Any]]:
@@ -96,17 +94,20 @@ def _only_rows(split: SplitData, rows: set[str]) -> SplitData:
 
 
 def baseline_records(split: SplitData, kind: str = "identity", **options: Any) -> Iterator[tuple[str, object]]:
-    """``(id, grid)`` for every expected id: ``identity`` predicts the input, ``target`` the answer
-    (an oracle: 100 %), ``zeros`` an all-background grid of the input's size."""
-    import numpy as np
-
-    if kind not in BASELINES:
-        raise EvalError(f"unknown baseline {kind!r} (choose from {', '.join(BASELINES)})")
+    """Trivial predictions for every expected id, as the family makes them (its ``BASELINES``): for
+    grid families ``identity`` predicts the input, ``target`` the answer (an oracle: 100 %), ``zeros``
+    an all-background grid of the input's size; string-to-grid programs have ``target`` programs."""
     evaluator, given = evaluator_options(split, options)
-    grids = evaluator.reference_grids(split, "output" if kind == "target" else "input", **given)
-    for k, name in enumerate(evaluator.expected_ids(split, **given)):
-        grid = grids.grid(k)
-        yield name, np.zeros_like(grid) if kind == "zeros" else grid
+    if kind not in evaluator.BASELINES:
+        raise EvalError(f"no baseline {kind!r} for {family(split.family).title} configs "
+                        f"(choose from {', '.join(evaluator.BASELINES)})")
+    return evaluator.baseline(split, kind, **given)
+
+
+def write_baseline(path: str | Path, split: SplitData, kind: str = "identity", **options: Any) -> int:
+    """Write :func:`baseline_records` to ``path`` in the family's predictions format; returns how many."""
+    evaluator, _ = evaluator_options(split, options)
+    return evaluator.write(path, baseline_records(split, kind, **options))
 
 
 def summary_rows(metrics: dict) -> list[tuple[str, str]]:

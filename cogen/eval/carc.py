@@ -9,25 +9,36 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from cogen.errors import EvalError
-from cogen.eval.predictions import FormatReport, RawPredictions, align_predictions, read_predictions
+from cogen.eval.predictions import (
+    GRID_BASELINES,
+    FormatReport,
+    RawPredictions,
+    align_predictions,
+    grid_baseline,
+    read_predictions,
+    write_predictions,
+)
 from cogen.folder import SplitData
 from cogen.metrics.carc import ERROR_CATEGORIES, CarcQuery, CarcScores, error_taxonomy, score_queries
 from cogen.metrics.grids import GridStack
 
-__all__ = ["read", "HEADLINES", "OPTIONS", "QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_ids", "expected_queries",
+__all__ = ["BASELINES", "baseline", "read", "write", "HEADLINES", "OPTIONS", "QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_ids", "expected_queries",
            "query_grids", "query_id", "reference_grids", "score", "summary_rows"]
 
 #: Which queries of each episode are expected: all of them, or the first (the paper's LLM protocol).
 QUERY_MODES = ("all", "first")
 #: Options of ``cogen eval`` for Compositional-ARC configs, with their defaults (see :func:`score`).
 OPTIONS = {"queries": "all"}
-#: Reads a predictions file (``id``, ``prediction`` grid) for :func:`score`.
-read = read_predictions
+#: Reads and writes a predictions file (``id``, ``prediction`` grid) for :func:`score`.
+read, write = read_predictions, write_predictions
+#: The trivial predictions :func:`baseline` makes.
+BASELINES = GRID_BASELINES
 #: The metrics ``cogen eval`` prints first.
 HEADLINES = ("exact_match", "exact_match_valid", "color_accuracy", "color_accuracy_code", "shape_accuracy",
              "shape_accuracy_code", "valid_rate")
@@ -72,6 +83,12 @@ def expected_ids(split: SplitData, queries: str = "all") -> list[str]:
 def reference_grids(split: SplitData, column: str, queries: str = "all") -> GridStack:
     """The query ``input`` or ``output`` grid of every expected id."""
     return query_grids(split, f"query_{column}s", expected_queries(split, queries).positions)
+
+
+def baseline(split: SplitData, kind: str, queries: str = "all") -> Iterator[tuple[str, object]]:
+    """``(id, grid)`` of a trivial baseline of :data:`BASELINES` for every expected query."""
+    return grid_baseline(expected_ids(split, queries), reference_grids(split, "input", queries),
+                         reference_grids(split, "output", queries), kind)
 
 
 def score(split: SplitData, raw: RawPredictions, queries: str = "all") -> dict:

@@ -6,24 +6,35 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
+from collections.abc import Iterator
 
 import numpy as np
 
 from cogen.eval._arrow import stack_column
 from cogen.eval._text import percent
-from cogen.eval.predictions import FormatReport, RawPredictions, align_predictions, read_predictions
+from cogen.eval.predictions import (
+    GRID_BASELINES,
+    FormatReport,
+    RawPredictions,
+    align_predictions,
+    grid_baseline,
+    read_predictions,
+    write_predictions,
+)
 from cogen.folder import SplitData
 from cogen.metrics.cogitao import GridScores, equal_grids, score_grids
 from cogen.metrics.grids import GridStack
 from cogen.metrics.stubborn import Scene, stubbornness
 
-__all__ = ["read", "ERROR_CATEGORIES", "HEADLINES", "MAX_IN_DOMAIN_SEQUENCES", "OPTIONS", "evaluate_cogitao", "expected_ids",
+__all__ = ["BASELINES", "baseline", "read", "write", "ERROR_CATEGORIES", "HEADLINES", "MAX_IN_DOMAIN_SEQUENCES", "OPTIONS", "evaluate_cogitao", "expected_ids",
            "experiment_pad", "in_domain_sequences", "reference_grids", "scenes", "score", "summary_rows"]
 
 #: Options of ``cogen eval`` for COGITAO configs, with their defaults (see :func:`score`).
 OPTIONS = {"pad": None, "stubbornness": True}
-#: Reads a predictions file (``id``, ``prediction`` grid) for :func:`score`.
-read = read_predictions
+#: Reads and writes a predictions file (``id``, ``prediction`` grid) for :func:`score`.
+read, write = read_predictions, write_predictions
+#: The trivial predictions :func:`baseline` makes.
+BASELINES = GRID_BASELINES
 #: The metrics ``cogen eval`` prints first.
 HEADLINES = ("grid_accuracy", "grid_accuracy_valid", "per_pixel_accuracy", "per_pixel_accuracy_padded",
              "object_pixel_accuracy", "object_pixel_error_paper", "no_transformation")
@@ -154,6 +165,11 @@ def expected_ids(split: SplitData) -> list[str]:
 def reference_grids(split: SplitData, column: str) -> GridStack:
     """The ``input`` or ``output`` grid of every expected id."""
     return stack_column(split.table.column(column))[0]
+
+
+def baseline(split: SplitData, kind: str) -> Iterator[tuple[str, object]]:
+    """``(id, grid)`` of a trivial baseline of :data:`BASELINES` for every row."""
+    return grid_baseline(expected_ids(split), reference_grids(split, "input"), reference_grids(split, "output"), kind)
 
 
 def score(split: SplitData, raw: RawPredictions, pad: tuple[int, int] | None = None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +25,11 @@ import numpy as np
 from cogen.errors import EvalError
 from cogen.metrics.grids import GridStack
 
-__all__ = ["FormatReport", "align_predictions", "read_predictions", "read_records", "write_predictions"]
+__all__ = ["GRID_BASELINES", "FormatReport", "align_predictions", "grid_baseline", "read_predictions", "read_records",
+           "write_predictions"]
+
+#: The trivial predictions :func:`grid_baseline` makes.
+GRID_BASELINES = ("identity", "target", "zeros")
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,15 @@ def align_predictions(raw: RawPredictions, expected: Sequence[str]) -> tuple[Gri
     report = FormatReport(len(expected), dict(Counter(p for p in problems if p is not None)), len(extra),
                           [str(name) for name in extra[:5]], raw.unreadable_lines)
     return raw.grids.take(index), problems, report
+
+
+def grid_baseline(ids: Sequence[str], inputs, targets, kind: str) -> Iterator[tuple[str, object]]:
+    """``(id, grid)`` of a trivial grid baseline: ``identity`` (the input), ``target`` (the answer) or
+    ``zeros`` (all background, the input's size); ``inputs``/``targets`` are :class:`GridStack` s."""
+    grids = targets if kind == "target" else inputs
+    for k, name in enumerate(ids):
+        grid = grids.grid(k)
+        yield name, np.zeros_like(grid) if kind == "zeros" else grid
 
 
 def write_predictions(path: str | Path, records: Iterable[tuple[str, object]]) -> int:

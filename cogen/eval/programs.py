@@ -13,10 +13,14 @@ under ``format_errors`` (``missing``, ``duplicate id``, ``no code``, ``syntax er
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from cogen.errors import EvalError
 from cogen.folder import SplitData, read_split
@@ -24,14 +28,17 @@ from cogen.programs.code import extract_code
 from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from cogen.programs.score import Program, markdown_table, score_programs, summarize, table
 
-__all__ = ["HEADLINES", "OPTIONS", "RawReplies", "Reply", "evaluate_table", "expected_ids", "read", "read_replies",
-           "reference_grids", "score", "summary_rows"]
+__all__ = ["BASELINES", "HEADLINES", "OPTIONS", "RawReplies", "Reply", "baseline", "evaluate_table", "expected_ids",
+           "read", "read_replies", "score", "summary_rows", "write", "write_replies"]
 
 #: Options of ``cogen eval`` for programs configs, with their defaults (see :func:`score`).
 OPTIONS = {"timeout": DEFAULT_TIMEOUT, "memory_mb": DEFAULT_MEMORY_MB, "workers": None, "low_length": None,
            "low_errors": None, "explain": False}
 #: Every number is printed by :func:`summary_rows` (none is a percentage).
 HEADLINES: tuple[str, ...] = ()
+#: The trivial replies :func:`baseline` writes: ``target`` is a correct program per function
+#: (one dict per character: L(P⁺) = 40, E = 0, C = 100).
+BASELINES = ("target",)
 #: Keys a replies record may hold its text under (first present wins); code keys are used as is.
 REPLY_KEYS = ("reply", "response", "text", "content")
 CODE_KEYS = ("program", "code")
@@ -89,10 +96,29 @@ def expected_ids(split: SplitData, **options) -> list[str]:
     return [str(name) for name in split.table.column("id").to_pylist()]
 
 
-def reference_grids(split: SplitData, column: str, **options):
-    """Programs are scored from program replies, not grids: there is no grid baseline."""
-    raise EvalError(f"{split.config} holds string-to-grid functions, scored from program replies: there is no grid "
-                    "baseline; export prompts with `cogen prompts export` and score the replies with `cogen eval`")
+def baseline(split: SplitData, kind: str, **options) -> Iterator[tuple[str, str]]:
+    """``(id, reply)`` of a trivial baseline of :data:`BASELINES` for every function of the split."""
+    from cogen.programs.styles import program
+
+    columns = split.table.select(["id", "cell_groups", "patterns"]).to_pydict()
+    for name, groups, patterns in zip(columns["id"], columns["cell_groups"], columns["patterns"], strict=True):
+        bits = [[cell == "*" for cell in pattern] for pattern in patterns]
+        yield name, f"```python\n{program('letter_dicts', np.array(groups), bits)}```\n"
+
+
+def write_replies(path: str | Path, records: Iterable[tuple[str, str]], model: str = "baseline") -> int:
+    """Write ``(id, reply)`` records as a replies file (JSONL); returns how many."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as handle:
+        for name, reply in records:
+            handle.write(json.dumps({"id": name, "model": model, "reply": reply}) + "\n")
+            count += 1
+    return count
+
+
+write = write_replies
 
 
 def _targets(split: SplitData) -> dict[str, tuple[str, list[str]]]:

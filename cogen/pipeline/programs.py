@@ -17,8 +17,17 @@ import numpy as np
 
 from cogen.pipeline.dedup import plan_retries
 from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
-from cogen.programs.functions import (CELLS, CHARACTERS, INPUTS, SAMPLES, SIZE, FunctionBatch, input_bits, sample,
-                                      stream_seed)
+from cogen.programs.functions import (
+    CELLS,
+    CHARACTERS,
+    INPUTS,
+    SAMPLES,
+    SIZE,
+    FunctionBatch,
+    input_bits,
+    sample,
+    stream_seed,
+)
 from cogen.specs.programs import SPLIT, ProgramsConfig, ProgramsSetting, setting_from_dict
 
 __all__ = ["COLUMNS", "GENERATOR_VERSION", "FunctionsJob", "ProgramsBuilder", "regenerate_table", "rows_table",

@@ -207,10 +207,10 @@ def score_programs(programs: Sequence[Program], targets: Mapping[str, tuple[str,
     ``sandbox`` (a :class:`cogen.programs.sandbox.Sandbox`). Returns the scores and, when
     ``explain``, the explanation lines of each program keyed ``<model> / <id>``.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from cogen.programs.analysis import analyze
     from cogen.programs.sandbox import RunResult
-
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as background:  # the programs run while this thread reads them
         runnable = [k for k, p in enumerate(programs) if p.code is not None]
