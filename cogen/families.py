@@ -72,15 +72,19 @@ class Setting(Protocol):
 class Builder(Protocol):
     """How ``cogen build`` drives a family (see :func:`cogen.pipeline.build`).
 
-    The driver calls, in order: :meth:`pilot` (fail fast on a hopeless spec, compile the kernels
-    before workers start), :meth:`prepare` (any parallel first pass, such as the key pass that
-    makes every sample unique, then one :class:`~cogen.pipeline.shards.ConfigPlan` per config),
-    and runs every plan's shard tasks through the family's ``shard_writer``.
+    The driver first asks for :meth:`fingerprints` (config name -> digest of everything that decides
+    its bytes, cheap: nothing is generated), to keep configs that are already complete; then it
+    calls, in order: :meth:`pilot` (fail fast on a hopeless spec, compile the kernels before
+    workers start), :meth:`prepare` (any parallel first pass, such as the key pass that makes every
+    sample unique, then one :class:`~cogen.pipeline.shards.ConfigPlan` per config), and runs every
+    plan's shard tasks through the family's ``shard_writer``.
     """
 
     family: str
 
     def config_names(self) -> list[str]: ...
+
+    def fingerprints(self) -> dict[str, str]: ...
 
     def key_rows(self) -> int: ...
 
