@@ -10,7 +10,8 @@ branch on a family's name:
 ``spec_parser``    ``parse(doc) -> setting``: a validated YAML document into a :class:`Setting`
 ``builder``        the :class:`Builder` class ``cogen build`` drives
 ``shard_writer``   ``shard_tables(task, stats) -> Iterator[pyarrow.Table]``, run in the workers
-``checks``         ``checks(folder, manifest, shards) -> list[Check]``: the family's ``cogen verify`` checks
+``checks``         ``checks(data) -> FamilyChecks``: the family's ``cogen verify`` checks of one config,
+                   fed every decoded row group (:mod:`cogen.pipeline.verify`)
 ``evaluator``      a module satisfying :class:`Evaluator`: the family's part of ``cogen eval``
 ``prompts``        ``prompts(data, split, **options) -> Iterator[Prompt]`` for in-context LLM runs
 ``shift_text``     ``shift_text(manifest) -> str``: what changes out of domain, for the card

@@ -14,6 +14,16 @@ through this package, which depends on nothing else in cogen but :mod:`cogen.err
 """
 
 from cogen.folder.features import arrow_schema, card_features, hf_features_dict
+from cogen.folder.integrity import (
+                                 MANIFEST_FORMAT,
+                                 file_sha256,
+                                 has_shard_records,
+                                 manifest_sha256,
+                                 record_problem,
+                                 shard_record,
+                                 shard_records,
+)
+from cogen.folder.journal import append_journal, clear_journal, read_journal
 from cogen.folder.layout import (
                                  CARD_FILE,
                                  DATA_DIR,
@@ -29,16 +39,6 @@ from cogen.folder.layout import (
                                  shard_relpath,
                                  split_pattern,
 )
-from cogen.folder.integrity import (
-                                    MANIFEST_FORMAT,
-                                    file_sha256,
-                                    has_shard_records,
-                                    manifest_sha256,
-                                    record_problem,
-                                    shard_record,
-                                    shard_records,
-)
-from cogen.folder.journal import append_journal, clear_journal, read_journal
 from cogen.folder.lock import FolderLock
 from cogen.folder.manifest import environment_versions, folder_manifests, natural_key, read_manifests, write_json_atomic
 from cogen.folder.splits import SplitData, is_dataset_folder, is_repo_id, read_split
