@@ -118,7 +118,7 @@ def test_push_refuses_a_folder_that_fails_verification(small_build, fake_hub, tm
     folder = tmp_path / "folder"
     shutil.copytree(small_build, folder)
     (folder / "README.md").unlink()  # what an interrupted merge leaves
-    with pytest.raises(PublishError, match="fails `cogen verify`.*README.md is missing"):
+    with pytest.raises(PublishError, match="refusing to push .*checks of `cogen verify` fail.*README.md is missing"):
         push(folder, "org/cogitao", token="hf_test")
     with pytest.raises(PublishError, match="not a Hub repo id"):
         push(small_build, "cogitao", token="hf_test")

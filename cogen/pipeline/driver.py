@@ -134,7 +134,8 @@ def _build_locked(setting: Setting, folder: Path, spec, tally: _Tally, *, rows_p
     builder = builder_for(setting, rows_per_shard)
     fingerprints = builder.fingerprints()
     trusted = _trusted_manifests(folder, fingerprints)
-    reports = {name: _kept_report(m) for name, m in trusted.items() if _files_match(folder, m)}
+    reports = {name: _kept_report(m) for name, m in trusted.items()
+               if m.get("rows_per_shard") == rows_per_shard and _files_match(folder, m)}
     tally.finished = list(reports)
     todo = [name for name in fingerprints if name not in reports]
     if todo:
@@ -153,7 +154,8 @@ def _build_locked(setting: Setting, folder: Path, spec, tally: _Tally, *, rows_p
             results = _write_shards(pool, plans, folder, recorded, progress, notify, tally)
         for plan in plans:
             shard_results = [r for r in results if r.config == plan.config]
-            write_json_atomic(manifest_path(folder, plan.config), _manifest(plan, shard_results, folder, spec))
+            write_json_atomic(manifest_path(folder, plan.config),
+                              _manifest(plan, shard_results, folder, spec, rows_per_shard))
             clear_journal(folder, plan.config)
             reports[plan.config] = _report(plan, shard_results)
             tally.finished.append(plan.config)
@@ -273,7 +275,7 @@ def _write_shards(pool, plans: list[ConfigPlan], folder: Path, recorded: dict[st
     return sorted(results, key=lambda r: r.relpath)
 
 
-def _manifest(plan: ConfigPlan, results: list[ShardResult], folder: Path, spec) -> dict:
+def _manifest(plan: ConfigPlan, results: list[ShardResult], folder: Path, spec, rows_per_shard: int) -> dict:
     import pyarrow.parquet as pq
 
     splits = {}
@@ -295,7 +297,7 @@ def _manifest(plan: ConfigPlan, results: list[ShardResult], folder: Path, spec) 
                              f"expected {rows}; delete {config_dir(folder, plan.config)} and rebuild")
     return {"config": plan.config, "manifest_format": MANIFEST_FORMAT, "fingerprint": plan.fingerprint,
             "spec_file": Path(str(spec)).name, **plan.info, "versions": environment_versions(),
-            "columns": dict(plan.columns), "splits": splits}
+            "rows_per_shard": rows_per_shard, "columns": dict(plan.columns), "splits": splits}
 
 
 def _sum_stats(stats_list) -> dict[str, int]:
