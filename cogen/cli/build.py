@@ -11,6 +11,7 @@ import typer
 
 from cogen.cli import _console
 from cogen.cli._options import FolderArg, OutFolderOpt, SpecOrConfigOpt
+from cogen.cli._progress import progress_bar
 
 DEFAULT_SPEC = "c1"
 DEFAULT_OUT = Path("cogen-data")
@@ -48,65 +49,11 @@ def build(
     names = [name.strip() for name in only.split(",") if name.strip()] if only else None
     if selected and names:
         raise typer.BadParameter(f"--config {config} already names one config; drop --only, or pass its spec")
-    with _progress_bar(progress, {"keys": "sampling keys", "write": "writing shards"}) as bar:
+    with progress_bar(progress, {"keys": "sampling keys", "write": "writing shards"}) as bar:
         report = run_build(spec, out, scale=scale, seed=seed, workers=workers, executor=executor.value,
                            dask_address=dask_address, only=selected or names, progress=bar, notify=_console.note,
                            force=force)
     _print_report(report)
-
-
-#: How long the kernels may load before "compiling kernels" is shown (a cached load takes less).
-COMPILE_NOTICE_AFTER_S = 0.5
-
-
-def _progress_bar(enabled: bool, labels: dict[str, str]):
-    """A context manager yielding ``update(phase, advance, total)`` that draws one bar per phase.
-
-    The phase ``compile`` (no counts) shows "compiling kernels (first run only)" while it lasts,
-    if it lasts longer than a cached load would.
-    """
-    import threading
-    from contextlib import contextmanager
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    @contextmanager
-    def bar():
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=_console.err, disable=not enabled, transient=False) as rich_progress:
-            tasks, lock, timers = {}, threading.Lock(), []
-
-            def show_compiling() -> None:
-                with lock:
-                    if timers:
-                        tasks["compile"] = rich_progress.add_task("compiling kernels (first run only)", total=None)
-
-            def end_compiling() -> None:
-                with lock:
-                    for timer in timers:
-                        timer.cancel()
-                    timers.clear()
-                    if "compile" in tasks:
-                        rich_progress.remove_task(tasks.pop("compile"))
-
-            def update(phase: str, advance: int, total: int) -> None:
-                if phase == "compile":
-                    timers.append(threading.Timer(COMPILE_NOTICE_AFTER_S, show_compiling))
-                    timers[-1].start()
-                    return
-                end_compiling()
-                if phase not in tasks:
-                    tasks[phase] = rich_progress.add_task(labels.get(phase, phase), total=total or None)
-                elif total:
-                    rich_progress.update(tasks[phase], total=total)
-                rich_progress.advance(tasks[phase], advance)
-
-            try:
-                yield update
-            finally:
-                end_compiling()
-
-    return bar()
 
 
 def _print_report(report) -> None:
@@ -143,7 +90,7 @@ def verify(
     from cogen.pipeline.verify import verify as run_verify
 
     label = "checking every row" if full else "decoding every row"
-    with _progress_bar(progress, {"rows": label}) as bar:
+    with progress_bar(progress, {"rows": label}) as bar:
         checks = run_verify(folder, shards_per_config=shards, full=full, progress=bar)
     table = Table(title=f"cogen verify {folder}", title_justify="left")
     for column in ("config", "check", "result", "detail"):

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
-from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt
+from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 
 __all__ = ["register"]
 
@@ -39,8 +39,11 @@ def evaluate(
         raise typer.BadParameter("--data, --config and --predictions are required (or use `cogen eval baseline`)")
     from cogen.eval import evaluate as run_evaluate
 
+    if json_out is not None:
+        output_file(json_out, "--json")
     metrics = run_evaluate(data, config, split, predictions, pad=_pad(pad), stubbornness=stubbornness,
                            queries=queries)
+    _refuse_unread(metrics)
     _print(metrics, breakdown)
     if json_out is not None:
         _write_json(json_out, metrics)
@@ -60,6 +63,7 @@ def baseline(
     from cogen.eval import baseline_records, write_predictions
     from cogen.folder import read_split
 
+    output_file(out, "--out")
     count = write_predictions(out, baseline_records(read_split(data, config, split), kind, queries=queries))
     _console.out.print(f"wrote {count} {kind} predictions to {out}")
 
@@ -71,6 +75,21 @@ def _pad(text: str | None) -> tuple[int, int] | None:
     if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
         raise typer.BadParameter(f"--pad {text!r} is not HxW (e.g. 30x30)")
     return int(parts[0]), int(parts[1])
+
+
+def _refuse_unread(metrics: dict) -> None:
+    """Exit 1 when not one expected sample has a prediction record: an empty, binary or foreign file."""
+    from cogen.errors import EvalError
+
+    errors = metrics["format_errors"]
+    if metrics["n"] and errors["missing"] == metrics["n"]:
+        found = [f"{errors['unreadable_lines']} unreadable lines"] if errors["unreadable_lines"] else []
+        if errors["extra_ids"]:
+            found.append(f"{errors['extra_ids']} ids that {metrics['config']} {metrics['split']} does not hold "
+                         f"(e.g. {', '.join(errors['extra_examples'][:2])})")
+        raise EvalError(f"no prediction could be read from {metrics['predictions']} for the {metrics['n']} samples of "
+                        f"{metrics['config']} {metrics['split']}: {'; '.join(found) or 'no records'}; write one "
+                        'record per sample, e.g. {"id": ..., "prediction": [[0, 1], [1, 0]]}')
 
 
 def _write_json(path: Path, metrics: dict) -> None:
@@ -86,8 +105,13 @@ def _write_json(path: Path, metrics: dict) -> None:
             return [clean(v) for v in value]
         return value
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(clean(metrics), indent=2) + "\n", encoding="utf-8")
+    from cogen.errors import EvalError, os_error_text
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(clean(metrics), indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise EvalError(f"cannot write {path}: {os_error_text(error)}") from None
 
 
 def _print(metrics: dict, breakdown: bool) -> None:

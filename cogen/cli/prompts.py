@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
-from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt
+from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
+from cogen.cli._progress import progress_bar
 
 __all__ = ["register"]
 
@@ -26,11 +27,15 @@ def export(
     examples: Annotated[int | None, typer.Option(min=1, help="COGITAO: in-context examples per prompt (from train). [default: 5]")] = None,
     seed: Annotated[int | None, typer.Option(help="COGITAO: seed of the in-context example draw. [default: 0]")] = None,
     queries: Annotated[str | None, typer.Option(help="Compositional-ARC: first query of each episode, or all. [default: first]")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
 ) -> None:
     """Write one prompt per expected prediction id."""
     from cogen.llm import export_prompts
 
-    count = export_prompts(data, config, split, out, regime=regime, examples=examples, seed=seed, queries=queries)
+    output_file(out, "--out")
+    with progress_bar(progress, {"prompts": "writing prompts"}) as bar:
+        count = export_prompts(data, config, split, out, regime=regime, examples=examples, seed=seed, queries=queries,
+                               progress=bar)
     _console.out.print(f"wrote {count} prompts to {out}")
 
 
@@ -43,6 +48,7 @@ def parse(
     """Extract each reply's grid; unparsable replies become null predictions (format errors in `cogen eval`)."""
     from cogen.llm import parse_replies
 
+    output_file(out, "--out")
     report = parse_replies(replies, out, marker)
     reasons = ", ".join(f"{name} {count}" for name, count in sorted(report.reasons.items()))
     _console.out.print(f"{report.parsed} of {report.total} replies parsed" + (f" ({reasons})" if reasons else "")

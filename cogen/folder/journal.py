@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cogen.errors import BuildError, os_error_text
 from cogen.folder.layout import journal_path
 
 __all__ = ["append_journal", "clear_journal", "read_journal"]
@@ -20,10 +21,13 @@ __all__ = ["append_journal", "clear_journal", "read_journal"]
 def append_journal(folder: str | Path, config: str, fingerprint: str, relpath: str, record: dict) -> None:
     """Record that shard ``relpath`` of ``config`` (built with ``fingerprint``) is finished."""
     path = journal_path(folder, config)
-    path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps({"fingerprint": fingerprint, "file": relpath, **record}, sort_keys=True)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(line + "\n")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+    except OSError as error:
+        raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
 
 
 def read_journal(folder: str | Path, config: str, fingerprint: str) -> dict[str, dict]:
