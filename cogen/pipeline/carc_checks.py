@@ -60,7 +60,8 @@ class CarcChecks:
         rows = np.flatnonzero(self.data.rederive_mask(split, start, table.num_rows))
         if len(rows) and not problems:
             self.sampled += len(rows)
-            outcomes, owners = rederive_examples(table.take(rows), self.data.manifest["spec"].get("rotation", "paper"))
+            sample = table if len(rows) == table.num_rows else table.take(rows)
+            outcomes, owners = rederive_examples(sample, self.data.manifest["spec"].get("rotation", "paper"))
             self.outcomes += np.bincount(outcomes, minlength=len(_OUTCOMES))
             for i in np.flatnonzero(outcomes)[: max(0, 3 - len(self.wrong))]:
                 self.wrong.append(f"{file} row {start + rows[owners[i]]}: {_OUTCOMES[outcomes[i]]}")

@@ -1,14 +1,13 @@
 """COGITAO-specific checks of ``cogen verify``: leak-freedom, uniqueness, outputs re-derived, determinism.
 
 Fed one decoded row group at a time (:class:`cogen.pipeline.verify.FamilyChecks`); nothing is
-taken from the build: sequences and row digests (BLAKE2b, not the sampler's key) are recomputed
-from the rows, outputs are replayed by the engine from the bank objects and positions each row
-records (:mod:`cogen.engine._replay`), and shards are regenerated from the manifest alone.
+taken from the build: sequences and row keys (:mod:`cogen.pipeline._digest`, not the sampler's
+key) are recomputed from the rows, outputs are replayed by the engine from the bank objects and
+positions each row records (:mod:`cogen.engine._replay`), and shards are regenerated from the
+manifest alone.
 """
 
 from __future__ import annotations
-
-import hashlib
 
 import numpy as np
 
@@ -16,7 +15,7 @@ from cogen.pipeline.cogitao import regenerate_table
 from cogen.pipeline.verify import Check, ConfigData, Determinism
 from cogen.specs.schema import ID_SPLITS, OOD_SPLITS
 
-__all__ = ["CogitaoChecks", "checks", "row_digests", "sequence_strings"]
+__all__ = ["CogitaoChecks", "checks", "rederive_outputs", "row_keys", "sequence_ids"]
 
 _OUTCOMES = ("replayed", "input not drawn by its objects", "sequence cannot be replayed",
              "output differs from the engine's", "object id or position impossible", "grid shapes differ")
@@ -28,23 +27,30 @@ def checks(data: ConfigData) -> CogitaoChecks:
     return CogitaoChecks(data)
 
 
-def sequence_strings(table) -> list[str]:
-    """Each row's transformation sequence as one string, names joined by ``|``."""
+def sequence_ids(table, known: dict[str, int]) -> np.ndarray:
+    """Each row's transformation sequence as an id of ``known`` (names joined by ``|`` -> id; new
+    sequences are added), without a Python loop over the rows."""
     import pyarrow.compute as pc
 
-    return pc.binary_join(table.column("transformations"), "|").to_pylist()
+    joined = pc.binary_join(table.column("transformations"), "|")
+    distinct = pc.unique(joined)
+    for name in distinct.to_pylist():
+        known.setdefault(name, len(known))
+    local = pc.index_in(joined, value_set=distinct).to_numpy(zero_copy_only=False)
+    return np.array([known[name] for name in distinct.to_pylist()], np.int64)[local]
 
 
-def row_digests(table) -> list[bytes]:
-    """BLAKE2b of (grid shape, sequence, grid cells) per row, from the Arrow buffers."""
+def row_keys(table, sequences: np.ndarray) -> np.ndarray:
+    """(rows, 2) uint64 key of each row's (input grid, sequence id) (see :mod:`cogen.pipeline._digest`)."""
+    from cogen.pipeline._digest import grid_keys
     from cogen.pipeline.arrow import read_grids
 
     grids = read_grids(table.column("input"))
-    cells = grids.cells.astype(np.int8, copy=False).tobytes()
-    stops = grids.starts + grids.sizes[:, 0] * grids.sizes[:, 1]
-    heads = [f"{h}x{w}|{s}|".encode() for (h, w), s in zip(grids.sizes.tolist(), sequence_strings(table), strict=True)]
-    return [hashlib.blake2b(head + cells[a:b], digest_size=16).digest()
-            for head, a, b in zip(heads, grids.starts.tolist(), stops.tolist(), strict=True)]
+    keys = np.zeros((table.num_rows, 2), np.uint64)
+    grid_keys(np.ascontiguousarray(grids.sizes[:, 0]), np.ascontiguousarray(grids.sizes[:, 1]),
+              np.ascontiguousarray(sequences, np.int64), np.ascontiguousarray(grids.cells, np.int8),
+              np.ascontiguousarray(grids.starts, np.int64), keys)
+    return keys
 
 
 class CogitaoChecks:
@@ -54,9 +60,10 @@ class CogitaoChecks:
         from cogen.bank import load_bank
 
         self.data = data
-        self.sequences: dict[str, set[str]] = {}
-        self.seen: dict[bytes, str] = {}
-        self.repeats: list[str] = []
+        self.known: dict[str, int] = {}
+        self.sequences: dict[str, set[int]] = {}
+        self.keys: list[np.ndarray] = []
+        self.places: list[tuple[str, int, int]] = []
         self.outcomes = np.zeros(len(_OUTCOMES), np.int64)
         self.wrong: list[str] = []
         self.determinism = Determinism(data, regenerate_table)
@@ -66,21 +73,19 @@ class CogitaoChecks:
 
     def add(self, split: str, file: str, start: int, table) -> None:
         """Take in one decoded row group of ``file`` (rows ``start...`` of ``split``)."""
-        self.sequences.setdefault(split, set()).update(sequence_strings(table))
-        for i, digest in enumerate(row_digests(table)):
-            if digest in self.seen:
-                self.repeats.append(f"{split}[{start + i}] repeats {self.seen[digest]}")
-            else:
-                self.seen[digest] = f"{split}[{start + i}]"
+        sequences = sequence_ids(table, self.known)
+        self.sequences.setdefault(split, set()).update(np.unique(sequences).tolist())
+        self.keys.append(row_keys(table, sequences))
+        self.places.append((split, start, table.num_rows))
         if self.other_bank:
             return
         rows = np.flatnonzero(self.data.rederive_mask(split, start, table.num_rows))
         if len(rows):
-            self._rederive(file, start, table.take(rows), rows)
+            self._rederive(file, start, table, rows)
         self.determinism.add(split, file, start, table)
 
     def _rederive(self, file: str, start: int, table, rows: np.ndarray) -> None:
-        outcomes = rederive_outputs(table, self.bank)
+        outcomes = rederive_outputs(table, self.bank, rows)
         self.outcomes += np.bincount(outcomes, minlength=len(_OUTCOMES))
         for i in np.flatnonzero(outcomes)[: max(0, 3 - len(self.wrong))]:
             self.wrong.append(f"{file} row {start + rows[i]}: {_OUTCOMES[outcomes[i]]}")
@@ -100,15 +105,32 @@ class CogitaoChecks:
         if shift == "environment":
             return Check(self.data.config, "held-out sequences", True,
                          f"environment shift: {len(seen_ood)} sequence(s) shared on purpose")
-        leaked = sorted(seen_id & seen_ood)
+        names = {number: name for name, number in self.known.items()}
+        leaked = sorted(names[number] for number in seen_id & seen_ood)
         detail = f"{len(leaked)} out-of-domain sequence(s) also in domain, e.g. {leaked[0].split('|')}" if leaked \
             else f"{len(seen_id)} in-domain and {len(seen_ood)} out-of-domain sequences, disjoint"
         return Check(self.data.config, "held-out sequences", not leaked, detail)
 
     def _unique_check(self) -> Check:
-        detail = f"{len(self.repeats)} repeated (input, sequence) pairs, e.g. {self.repeats[0]}" if self.repeats else \
-            f"{len(self.seen)} distinct (input, sequence) pairs across {len(self.sequences)} splits"
-        return Check(self.data.config, "unique (input, sequence)", not self.repeats, detail)
+        keys = np.concatenate(self.keys) if self.keys else np.zeros((0, 2), np.uint64)
+        order = np.lexsort((keys[:, 1], keys[:, 0]))
+        ordered = keys[order]
+        repeats = np.flatnonzero(np.all(ordered[1:] == ordered[:-1], axis=1))
+        if len(repeats):
+            first, again = sorted(order[repeats[0]: repeats[0] + 2])
+            detail = (f"{len(repeats)} repeated (input, sequence) pairs, e.g. {self._place(again)} repeats "
+                      f"{self._place(first)}")
+        else:
+            detail = f"{len(keys)} distinct (input, sequence) pairs across {len(self.sequences)} splits"
+        return Check(self.data.config, "unique (input, sequence)", not len(repeats), detail)
+
+    def _place(self, row: int) -> str:
+        """``split[index]`` of the ``row``-th row taken in."""
+        for split, start, count in self.places:
+            if row < count:
+                return f"{split}[{start + row}]"
+            row -= count
+        raise IndexError(row)
 
     def _rederive_check(self) -> Check:
         if self.other_bank:
@@ -130,8 +152,9 @@ class CogitaoChecks:
                 f"({self.data.manifest['versions']['cogen']}) to replay or regenerate it")
 
 
-def rederive_outputs(table, bank: tuple) -> np.ndarray:
-    """Outcome code per row of ``table`` (0: replayed and equal; see ``_OUTCOMES``), with the engine."""
+def rederive_outputs(table, bank: tuple, rows: np.ndarray | None = None) -> np.ndarray:
+    """Outcome code of each of ``rows`` of ``table`` (default all; 0: replayed and equal; see
+    ``_OUTCOMES``), with the engine."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -146,12 +169,14 @@ def rederive_outputs(table, bank: tuple) -> np.ndarray:
     pairs, pair_starts = read_lists(table.column("object_positions"))
     coordinates, pair_offsets = read_lists(pairs)
     counts = table.column("n_objects").to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = np.arange(table.num_rows) if rows is None else np.asarray(rows, np.int64)
     sound = inputs.regular & outputs.regular & np.all(inputs.sizes == outputs.sizes, axis=1)
     sound &= (np.diff(object_starts) == counts) & (np.diff(pair_starts) == counts)
-    outcomes = np.full(table.num_rows, _SHAPES_DIFFER, np.int64)
-    rows = np.flatnonzero(sound)
-    if len(rows) and np.all(np.diff(pair_offsets) == 2):
-        outcomes[rows] = replay_scenes(rows, inputs.sizes, inputs.cells, inputs.starts, outputs.cells, outputs.starts,
-                                       tokens.fill_null(-1).to_numpy(zero_copy_only=False), token_starts, ids,
-                                       coordinates.reshape(-1, 2), object_starts, bank)
+    outcomes = np.full(len(rows), _SHAPES_DIFFER, np.int64)
+    replayable = np.flatnonzero(sound[rows])
+    if len(replayable) and np.all(np.diff(pair_offsets) == 2):
+        outcomes[replayable] = replay_scenes(
+            rows[replayable], inputs.sizes, inputs.cells, inputs.starts, outputs.cells, outputs.starts,
+            tokens.fill_null(-1).to_numpy(zero_copy_only=False), token_starts, ids, coordinates.reshape(-1, 2),
+            object_starts, bank)
     return outcomes
