@@ -66,11 +66,14 @@ def _print_report(report) -> None:
         attempts = sum(sum(s.values()) - s.get("regenerated", 0) for s in config.stats.values())
         accepted = sum(s.get("accepted", 0) for s in config.stats.values())
         rate = f"{accepted / attempts:.0%}" if attempts else "–"
-        shards = f"{config.skipped} kept (complete)" if config.kept else \
+        shards = f"{config.skipped} kept" if config.kept else \
             f"{config.written} new" + (f", {config.skipped} kept" if config.skipped else "")
         table.add_row(config.config, *(str(config.rows.get(s, "–")) for s in
                                        ("train", "validation", "test", "validation_ood", "test_ood")), rate, shards)
     _console.out.print(table)
+    kept = [config.config for config in report.configs if config.kept]
+    if kept:
+        _console.out.print(f"already complete, every shard matching its SHA-256: {', '.join(kept)} (kept as they are)")
     first = report.configs[0].config if report.configs else "<config>"
     _console.out.print(f'load with: datasets.load_dataset("{report.folder}", "{first}")')
 
