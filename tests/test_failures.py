@@ -305,3 +305,53 @@ def test_manifests_say_what_they_hold(built):
     assert manifest["manifest_format"] == 2
     record = manifest["splits"]["train"]["shards"]["data/T-1/train-00000-of-00001.parquet"]
     assert set(record) == {"sha256", "bytes", "rows", "row_groups"} and record["rows"] == 40
+
+
+# ---------------------------------------------------------------- progress: compiling, prompts, verify --full
+@pytest.fixture
+def bars(monkeypatch) -> list[tuple[str, object]]:
+    """(description, total) of every progress bar the command line opens."""
+    from rich.progress import Progress
+
+    opened, real = [], Progress.add_task
+
+    def add_task(self, description, *args, total=None, **kwargs):
+        opened.append((description, total))
+        return real(self, description, *args, total=total, **kwargs)
+
+    monkeypatch.setattr(Progress, "add_task", add_task)
+    return opened
+
+
+def test_a_slow_kernel_load_says_it_is_compiling(spec, tmp_path, monkeypatch, capsys, bars):
+    import time
+
+    import cogen.cli._progress as progress
+    import cogen.pipeline.cogitao as cogitao
+
+    real = cogitao.CogitaoBuilder.pilot
+    monkeypatch.setattr(cogitao.CogitaoBuilder, "pilot", lambda self: (time.sleep(0.8), real(self))[1])
+    assert run_cli(capsys, "build", "--config", spec, "--out", tmp_path / "a", "--workers", "1")[0] == 0
+    assert ("compiling kernels (first run only)", None) in bars
+    bars.clear()
+    monkeypatch.setattr(progress, "COMPILE_NOTICE_AFTER_S", 30.0)  # a load faster than this says nothing
+    assert run_cli(capsys, "build", "--config", spec, "--out", tmp_path / "b", "--workers", "1")[0] == 0
+    assert [d for d, _ in bars] == ["sampling keys", "writing shards"]
+
+
+def test_prompts_export_and_verify_full_show_progress(built, tmp_path, capsys, bars):
+    assert run_cli(capsys, "prompts", "export", "-d", built, "-c", "T-1", "-s", "test", "-o", tmp_path / "p.jsonl")[0] == 0
+    assert bars == [("writing prompts", 5)]
+    bars.clear()
+    assert run_cli(capsys, "verify", built, "--full")[0] == 0
+    assert bars == [("checking every row", 60)]
+
+
+def test_a_merge_into_a_folder_being_built_refuses(built, tmp_path):
+    from cogen.errors import BuildError
+    from cogen.folder import FolderLock
+    from cogen.hub.merging import merge
+
+    into = tmp_path / "into"
+    with FolderLock(into), pytest.raises(BuildError, match=f"{into} is being written by another cogen process"):
+        merge([built], into)

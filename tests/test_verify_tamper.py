@@ -5,7 +5,7 @@ makes sure the matrix covers every check that ``verify`` runs, so a new check ne
 
 A shard changed behind the builder's back fails the *file hashes* check before anything else is
 read. To reach the checks behind it, most tampers also record the changed shard in its manifest
-and the manifest in the card, as a build that wrote wrong rows would (:func:`_rerecord`).
+and the manifest in the card, as a build that wrote wrong rows would (:func:`rerecord`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _shard(folder: Path, config: str, split: str) -> Path:
     return folder / manifest["splits"][split]["files"][0]
 
 
-def _rerecord(path: Path) -> None:
+def rerecord(path: Path) -> None:
     """Record the shard ``path`` as it is now in its manifest, and the manifest in the card."""
     from cogen.card import write_card
     from cogen.folder import shard_record
@@ -78,7 +78,7 @@ def _edit(path: Path, change: Callable[[dict[str, list]], None]) -> None:
     columns = table.to_pydict()
     change(columns)
     pq.write_table(pa.Table.from_pydict(columns, schema=table.schema), path)
-    _rerecord(path)
+    rerecord(path)
 
 
 def _flip(path: Path, offset: int) -> None:
@@ -103,7 +103,7 @@ def _decoding(config, column):
         data = bytearray(shard.read_bytes())
         data[start + 20: start + 60] = bytes(40)
         shard.write_bytes(bytes(data))
-        _rerecord(shard)
+        rerecord(shard)
     return tamper
 
 
