@@ -59,8 +59,9 @@ def main() -> None:
     from cogen.errors import BuildInterrupted, CogenError, os_error_text
 
     for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), _stop)
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) == signal.SIG_DFL:  # `nohup cogen ...` keeps ignoring HUP
+            signal.signal(number, _stop)
     try:
         app()
     except BuildInterrupted as error:
