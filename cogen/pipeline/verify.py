@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Protocol
 
@@ -46,8 +47,15 @@ __all__ = ["SAMPLE_ROWS", "Check", "ConfigData", "Determinism", "FamilyChecks", 
 SAMPLE_ROWS = 10_000
 #: progress(phase, advance, total): phase "rows" counts decoded rows; advance=0 announces the total.
 Progress = Callable[[str, int, int], None]
-#: What reading a damaged Parquet file can raise (pyarrow's errors derive from these).
-_READ_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, TypeError, IndexError, KeyError)
+
+
+@cache
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """What reading a damaged Parquet file can raise: pyarrow's own errors, and the builtins most of
+    them derive from (ArrowInvalid from ValueError, ArrowIOError is OSError, ...)."""
+    import pyarrow as pa
+
+    return (pa.ArrowException, OSError, ValueError, TypeError, IndexError, KeyError, NotImplementedError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -212,7 +220,7 @@ def _footer(path: Path, expected) -> int | str:
     try:
         metadata = pq.read_metadata(path)
         schema = metadata.schema.to_arrow_schema()
-    except _READ_ERRORS as error:
+    except _read_errors() as error:
         return f"not a readable Parquet file ({_reason(error)})"
     if not schema.remove_metadata().equals(expected.remove_metadata()):
         return "schema differs from the manifest's columns"
@@ -280,14 +288,14 @@ def _row_groups(path: Path):
     try:
         parquet = pq.ParquetFile(path)
         count = parquet.num_row_groups
-    except _READ_ERRORS as error:
+    except _read_errors() as error:
         yield None, f"cannot be opened ({_reason(error)})"
         return
     for group in range(count):
         try:
             table = parquet.read_row_group(group)
             table.validate(full=True)
-        except _READ_ERRORS as error:
+        except _read_errors() as error:
             yield None, f"row group {group} cannot be decoded ({_reason(error)})"
             return
         yield table.replace_schema_metadata(None), None
