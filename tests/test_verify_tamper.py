@@ -21,7 +21,9 @@ import pytest
 
 from cogen.carc.grammar import KINDS
 from cogen.carc.split import held_out_triplets
+from cogen.errors import PublishError
 from cogen.families import FAMILIES
+from cogen.hub.publish import push
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
 
@@ -297,6 +299,8 @@ def test_a_folder_from_before_file_hashes_is_told_to_rebuild(built, tmp_path):
     assert set(bad) == {"card", "file hashes"}
     assert "records no file hashes" in bad["file hashes"] and "rebuild it with the same `cogen build`" in bad["file hashes"]
     assert {c.name for c in checks} >= {"decoding", "re-derived outputs", "determinism"}
+    with pytest.raises(PublishError, match="records no file hashes .* rebuild it with the same `cogen build`"):
+        push(folder, "org/x", dry_run=True)
     notes = []
     spec = folder.parent / "v.yaml"
     spec.write_text(COGITAO_SPEC)
