@@ -6,11 +6,13 @@ Messages name the file, the field and the fix; the CLI prints them without a tra
 from __future__ import annotations
 
 import difflib
+import errno
 from collections.abc import Iterable
 
 __all__ = [
     "BankError",
     "BuildError",
+    "BuildInterrupted",
     "CogenError",
     "DataError",
     "EvalError",
@@ -21,6 +23,7 @@ __all__ = [
     "TransformError",
     "UnknownNameError",
     "close_matches",
+    "os_error_text",
 ]
 
 
@@ -75,6 +78,10 @@ class BuildError(CogenError):
     """A dataset build cannot proceed (output folder, shards, manifests)."""
 
 
+class BuildInterrupted(BuildError):
+    """A build was stopped (Ctrl-C, SIGTERM, SIGHUP); the message says what finished and how to resume."""
+
+
 class PublishError(CogenError):
     """Publishing to a Hugging Face Hub failed; nothing was half-published."""
 
@@ -90,3 +97,28 @@ class EvalError(CogenError):
 def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
     """Up to ``n`` names from ``known`` that look like ``name`` (for 'did you mean' hints)."""
     return difflib.get_close_matches(name, list(known), n=n, cutoff=0.5)
+
+
+#: What to do about the operating-system errors a user can fix, by errno.
+_OS_FIXES = {
+    errno.ENOSPC: "the disk is full; free some space and run the command again",
+    errno.EDQUOT: "the disk quota is exceeded; free some space and run the command again",
+    errno.EROFS: "the file system is read-only; choose a writable location",
+    errno.EACCES: "permission denied; choose a location you may write to, or change its permissions",
+    errno.EPERM: "operation not permitted; choose a location you may write to, or change its permissions",
+    errno.EISDIR: "it is a folder; give a file name",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.ENOENT: "no such file or folder",
+    errno.EEXIST: "it already exists",
+}
+
+
+def os_error_text(error: OSError) -> str:
+    """What went wrong with a file operation and how to fix it, in one phrase (no path).
+
+    >>> os_error_text(OSError(errno.ENOSPC, "No space left on device"))
+    'the disk is full; free some space and run the command again (No space left on device)'
+    """
+    reason = error.strerror or str(error) or type(error).__name__
+    fix = _OS_FIXES.get(error.errno)
+    return f"{fix} ({reason})" if fix else reason

@@ -11,7 +11,8 @@ branch on a family's name:
 ``spec_parser``    ``parse(doc) -> setting``: a validated YAML document into a :class:`Setting`
 ``builder``        the :class:`Builder` class ``cogen build`` drives
 ``shard_writer``   ``shard_tables(task, stats) -> Iterator[pyarrow.Table]``, run in the workers
-``checks``         ``checks(folder, manifest, shards) -> list[Check]``: the family's ``cogen verify`` checks
+``checks``         ``checks(data) -> FamilyChecks``: the family's ``cogen verify`` checks of one config,
+                   fed every decoded row group (:mod:`cogen.pipeline.verify`)
 ``evaluator``      a module satisfying :class:`Evaluator`: the family's part of ``cogen eval``
 ``prompts``        ``prompts(data, split, **options) -> Iterator[Prompt]`` for in-context LLM runs
 ``shift_text``     ``shift_text(manifest) -> str``: what changes out of domain, for the card
@@ -73,15 +74,19 @@ class Setting(Protocol):
 class Builder(Protocol):
     """How ``cogen build`` drives a family (see :func:`cogen.pipeline.build`).
 
-    The driver calls, in order: :meth:`pilot` (fail fast on a hopeless spec, compile the kernels
-    before workers start), :meth:`prepare` (any parallel first pass, such as the key pass that
-    makes every sample unique, then one :class:`~cogen.pipeline.shards.ConfigPlan` per config),
-    and runs every plan's shard tasks through the family's ``shard_writer``.
+    The driver first asks for :meth:`fingerprints` (config name -> digest of everything that decides
+    its bytes, cheap: nothing is generated), to keep configs that are already complete; then it
+    calls, in order: :meth:`pilot` (fail fast on a hopeless spec, compile the kernels before
+    workers start), :meth:`prepare` (any parallel first pass, such as the key pass that makes every
+    sample unique, then one :class:`~cogen.pipeline.shards.ConfigPlan` per config), and runs every
+    plan's shard tasks through the family's ``shard_writer``.
     """
 
     family: str
 
     def config_names(self) -> list[str]: ...
+
+    def fingerprints(self) -> dict[str, str]: ...
 
     def key_rows(self) -> int: ...
 

@@ -48,6 +48,7 @@ def fake_hub(monkeypatch, tmp_path):
     monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
     hub.url = url
     yield hub
+    hub.wake.set()  # end any injected stall
     server.shutdown()
     server.server_close()
 

@@ -8,7 +8,9 @@ pull requests, pagination, metadata validation (every README is accepted).
 
 Authentication is optional: with ``hub.tokens`` set (token -> ``"read"`` or ``"write"``), write
 routes answer 401 without a known token and 403 with a read token, as the real Hub does.
-``hub.failures`` injects errors ("PUT /__lfs__" -> 500) to test what a failed upload leaves.
+``hub.failures`` injects faults by request prefix, to test what a failed upload leaves: a status
+code (``"PUT /__lfs__": 500``: every such request fails) or a :class:`Fault` (fail only after some
+requests went through, or stall a request so that a test can kill the client mid-upload).
 
 Adapted from the team's ecosystem research (fake Hub, appendix A). Two details matter for speed
 and correctness: ``disable_nagle_algorithm`` (else every keep-alive request stalls about 40 ms)
@@ -21,6 +23,7 @@ import base64
 import hashlib
 import json
 import re
+import sys
 import threading
 import time
 import urllib.parse
@@ -34,6 +37,24 @@ RESOLVE = r"/(?:(?P<rtype>dataset|space)s/)?(?P<rid>[^/]+/[^/]+)"
 def git_sha1(data: bytes) -> str:
     """The git blob id of ``data`` (what the Hub reports as a file's oid)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+class Fault:
+    """An injected fault: let ``after`` matching requests through, then answer ``status`` (``times``
+    times, or forever); with ``stall`` seconds, hold each failing request that long first (the
+    hub's ``wake`` event ends every stall early)."""
+
+    def __init__(self, status: int = 500, after: int = 0, times: int | None = None, stall: float = 0.0):
+        self.status, self.after, self.times, self.stall = status, after, times, stall
+        self.seen = self.failed = 0
+
+    def strikes(self) -> bool:
+        """Count one matching request; True when this one fails."""
+        self.seen += 1
+        if self.seen <= self.after or (self.times is not None and self.failed >= self.times):
+            return False
+        self.failed += 1
+        return True
 
 
 class Repo:
@@ -74,7 +95,8 @@ class Hub:
         self.lock = threading.Lock()
         self.log: list[str] = []
         self.tokens: dict[str, str] | None = None  # None: every request is allowed
-        self.failures: dict[str, int] = {}  # "METHOD /path-prefix" -> status code to answer instead
+        self.failures: dict[str, int | Fault] = {}  # "METHOD /path-prefix" -> status code or Fault
+        self.wake = threading.Event()  # set it to end every injected stall at once
 
     def repo(self, rid: str, rtype: str = "dataset") -> Repo | None:
         return self.repos.get((rtype, rid))
@@ -131,10 +153,15 @@ class Handler(BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         path, query = urllib.parse.unquote(url.path), urllib.parse.parse_qs(url.query)
         self.hub.log.append(f"{self.command} {url.path}")
-        for request, status in self.hub.failures.items():
+        for request, fault in list(self.hub.failures.items()):
             if f"{self.command} {path}".startswith(request):
-                self._body()
-                return self._err(status, f"fake hub: injected failure for {request}", "Injected")
+                fault = self.hub.failures[request] = fault if isinstance(fault, Fault) else Fault(fault)
+                with self.hub.lock:
+                    strikes = fault.strikes()
+                if strikes:
+                    self._body()
+                    self.hub.wake.wait(fault.stall)
+                    return self._err(fault.status, f"fake hub: injected failure for {request}", "Injected")
         with self.hub.lock:
             try:
                 self._dispatch(self.command, path, query)
@@ -300,12 +327,18 @@ Handler.ROUTES = (
 )
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):  # a client killed mid-request
+            super().handle_error(request, client_address)
+
+
 def serve(host: str = "127.0.0.1", port: int = 0):
     """Start the fake Hub in a daemon thread; returns ``(server, endpoint_url, hub)``.
 
     Call ``server.shutdown()`` and ``server.server_close()`` to stop it.
     """
     hub = Hub()
-    server = ThreadingHTTPServer((host, port), type("BoundHandler", (Handler,), {"hub": hub}))
+    server = _Server((host, port), type("BoundHandler", (Handler,), {"hub": hub}))
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     return server, f"http://{host}:{server.server_address[1]}", hub

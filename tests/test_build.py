@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cogen.errors import GenerationError
+from cogen.errors import BuildInterrupted, GenerationError
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
 from cogen.specs import packaged_specs
@@ -104,12 +104,42 @@ def test_resume_skips_finished_shards_and_rewrites_missing_ones(tiny_spec, tmp_p
     before = digests(out)
     missing = out / "data/T-1/train-00001-of-00003.parquet"
     missing.unlink()
-    (out / "manifests/T-1.json").unlink()
     report = build(tiny_spec, out, workers=1, rows_per_shard=50)
-    t1 = next(c for c in report.configs if c.config == "T-1")
-    assert (t1.written, t1.skipped) == (1, 6)
+    t1, t2 = report.configs
+    assert (t1.written, t1.skipped, t1.kept) == (1, 6, False)
+    assert (t2.written, t2.kept) == (0, True)  # complete and verified: not even its keys are sampled again
     assert digests(out) == before
     assert t1.stats["train"]["accepted"] == 120  # statistics of skipped shards come from their footers
+
+
+def test_a_shard_without_a_recorded_hash_is_rebuilt_with_a_message(tiny_spec, tmp_path):
+    out = tmp_path / "out"
+    build(tiny_spec, out, workers=1, rows_per_shard=50)
+    before = digests(out)
+    (out / "manifests/T-1.json").unlink()  # its records go with it: no shard of T-1 can be trusted
+    messages = []
+    report = build(tiny_spec, out, workers=1, rows_per_shard=50, notify=messages.append)
+    t1 = report.configs[0]
+    assert (t1.written, t1.skipped) == (7, 0)
+    assert len(messages) == 7 and all("no SHA-256 was recorded" in m for m in messages), messages
+    assert digests(out) == before
+
+
+def test_a_damaged_shard_is_rebuilt_not_kept(tiny_spec, tmp_path):
+    out = tmp_path / "out"
+    build(tiny_spec, out, workers=1, rows_per_shard=50)
+    before = digests(out)
+    shard = out / "data/T-1/validation-00000-of-00001.parquet"
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one bit, inside a data page: the footer stamp still matches
+    shard.write_bytes(bytes(data))
+    messages = []
+    report = build(tiny_spec, out, workers=1, rows_per_shard=50, notify=messages.append)
+    assert (report.configs[0].written, report.configs[0].skipped) == (1, 6)
+    assert messages == ["rebuilt data/T-1/validation-00000-of-00001.parquet: its bytes differ from the SHA-256 "
+                        "recorded when it was written"]
+    assert digests(out) == before
+    assert not failed(verify(out))
 
 
 def test_interrupted_build_leaves_no_complete_looking_file(tiny_spec, tmp_path, monkeypatch):
@@ -127,13 +157,15 @@ def test_interrupted_build_leaves_no_complete_looking_file(tiny_spec, tmp_path, 
         yield from real(task, stats)
 
     monkeypatch.setattr(cogitao, "shard_tables", failing)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(BuildInterrupted, match=r"interrupted while writing shards \(2 of 12 shards written\); run "
+                                               r"the same command again to resume"):
         build(tiny_spec, out, workers=1, rows_per_shard=50)
     assert not list(out.glob("data/**/*.tmp")) and not list(out.glob("data/**/.*"))
     assert len(list(out.glob("data/**/*.parquet"))) == 2
     assert not (out / "manifests").exists() or not list((out / "manifests").glob("*.json"))
     monkeypatch.setattr(cogitao, "shard_tables", real)
-    build(tiny_spec, out, workers=1, rows_per_shard=50)
+    report = build(tiny_spec, out, workers=1, rows_per_shard=50)
+    assert sum(c.skipped for c in report.configs) == 2  # the journal's two finished shards are kept
     build(tiny_spec, tmp_path / "clean", workers=1, rows_per_shard=50)
     assert digests(out) == digests(tmp_path / "clean")
 

@@ -114,12 +114,13 @@ def test_incomplete_or_foreign_sources_are_refused(small_build, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(small_build, broken)
     (broken / "data/C1-2/test-00000-of-00001.parquet").unlink()
-    with pytest.raises(BuildError, match="lacks data/C1-2/test-00000-of-00001.parquet"):
+    with pytest.raises(BuildError, match="config C1-2: data/C1-2/test-00000-of-00001.parquet: missing; rebuild it"):
         merge([broken], tmp_path / "a")
     shard = broken / "data/C1-1/train-00000-of-00001.parquet"
     shard.write_bytes(shard.read_bytes()[:-10])
     (broken / "manifests/C1-2.json").unlink()
-    with pytest.raises(BuildError, match="the train files of config C1-1 hold"):
+    with pytest.raises(BuildError, match=r"config C1-1: data/C1-1/train-00000-of-00001\.parquet: [\d,]+ bytes, the "
+                                         "manifest recorded"):
         merge([broken], tmp_path / "b")
     (tmp_path / "empty").mkdir()
     with pytest.raises(BuildError, match="not a cogen build folder"):
@@ -142,7 +143,7 @@ def test_an_interrupted_merge_never_looks_complete_and_a_rerun_finishes_it(two_b
         real_copy(source, target, link)
 
     monkeypatch.setattr(merging, "_copy", failing_copy)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(BuildError, match="cannot copy config C1-1 into .*: disk full"):
         merge([other], into)
     assert not (into / "README.md").exists()  # no card: push and load refuse the folder
     assert "C1-1" not in read_manifests(into)  # the config being replaced is not listed as complete

@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,110 @@ def test_a_failed_upload_publishes_nothing(small_build, fake_hub):
     assert len(repo.commits) == 1 and repo.files == before
 
 
+def _second_version(small_build: Path, tmp_path: Path) -> Path:
+    """A copy of the small build whose C1-1 is rebuilt in 3 shards (what a second push uploads)."""
+    folder = tmp_path / "folder"
+    shutil.copytree(small_build, folder)
+    build("c1", folder, scale=0.002, workers=1, only=["C1-1"], rows_per_shard=80)
+    return folder
+
+
+def _published_as(repo, folder: Path) -> bool:
+    """The repo holds exactly the folder's upload: every manifest-listed file byte for byte, nothing stale."""
+    plan = upload_plan(folder, repo.id)
+    local = {f.path for f in plan.files}
+    return set(repo.files) == local and all(repo.files[p] == (folder / p).read_bytes() for p in local if p != "README.md")
+
+
+def test_a_failed_commit_request_publishes_nothing_and_a_rerun_publishes_all(small_build, fake_hub, tmp_path):
+    from fake_hub import Fault
+
+    push(small_build, "org/cogitao", token="hf_test", verify=False)
+    before = dict(fake_hub.repo("org/cogitao").files)
+    folder = _second_version(small_build, tmp_path)
+    fake_hub.failures["POST /api/datasets/org/cogitao/commit"] = Fault(400)  # the commit itself is refused
+    with pytest.raises(PublishError, match=r"answered 400.*Nothing was published"):
+        push(folder, "org/cogitao", token="hf_test")
+    repo = fake_hub.repo("org/cogitao")
+    assert len(repo.commits) == 1 and repo.files == before  # still the first version, whole
+    fake_hub.failures.clear()
+    push(folder, "org/cogitao", token="hf_test")
+    assert len(repo.commits) == 2 and _published_as(repo, folder)
+
+
+def test_an_upload_failing_partway_publishes_nothing_and_a_rerun_completes(small_build, fake_hub):
+    from fake_hub import Fault
+
+    fake_hub.failures["PUT /__lfs__"] = Fault(400, after=2)  # two shards go up, the third fails
+    with pytest.raises(PublishError, match=r"Error while uploading 'data/.*answered 400.*Nothing was published"):
+        push(small_build, "org/cogitao", token="hf_test", verify=False)
+    repo = fake_hub.repo("org/cogitao")
+    assert len(fake_hub.lfs) == 2 and repo.commits == [] and repo.files == {}  # blobs, but nothing published
+    fake_hub.failures.clear()
+    push(small_build, "org/cogitao", token="hf_test", verify=False)
+    assert len(repo.commits) == 1 and _published_as(repo, small_build)
+
+
+def test_a_killed_push_publishes_nothing_and_a_rerun_completes(small_build, fake_hub, tmp_path):
+    from fake_hub import Fault
+
+    push(small_build, "org/cogitao", token="hf_test", verify=False)
+    repo = fake_hub.repo("org/cogitao")
+    before = dict(repo.files)
+    folder = _second_version(small_build, tmp_path)
+    stall = fake_hub.failures["PUT /__lfs__"] = Fault(500, after=1, stall=120)  # the second upload hangs
+    env = {**os.environ, "HF_ENDPOINT": fake_hub.url, "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_XET": "1",
+           "HF_TOKEN": "hf_test", "HF_HOME": str(tmp_path / "home")}
+    pusher = subprocess.Popen([sys.executable, "-m", "cogen", "push", str(folder), "--repo", "org/cogitao"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while stall.failed == 0 and pusher.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert stall.failed >= 1, f"the push never reached its second upload: {pusher.poll() and pusher.stderr.read()}"
+    finally:
+        pusher.kill()
+        pusher.wait()
+    assert len(repo.commits) == 1 and repo.files == before
+    fake_hub.wake.set()
+    fake_hub.failures.clear()
+    push(folder, "org/cogitao", token="hf_test")
+    assert len(repo.commits) == 2 and _published_as(repo, folder)
+
+
+def test_a_shard_changed_after_verification_is_not_uploaded(small_build, fake_hub, tmp_path, monkeypatch):
+    import cogen.hub.publish as publish
+
+    folder = tmp_path / "folder"
+    shutil.copytree(small_build, folder)
+    shard = folder / "data/C1-2/test-00000-of-00001.parquet"
+    real = publish._verify_folder
+
+    def verify_then_change(path):
+        real(path)
+        shard.write_bytes(shard.read_bytes()[:-1] + b"\0")  # the file changes between the check and the upload
+    monkeypatch.setattr(publish, "_verify_folder", verify_then_change)
+    with pytest.raises(PublishError, match="data/C1-2/test-00000-of-00001.parquet changed after it was verified"):
+        push(folder, "org/cogitao", token="hf_test")
+    assert fake_hub.repo("org/cogitao").commits == []
+
+
+def test_push_refuses_a_changed_shard_or_manifest_by_name(small_build, tmp_path):
+    folder = tmp_path / "folder"
+    shutil.copytree(small_build, folder)
+    manifest = folder / "manifests/C1-1.json"
+    manifest.write_text(manifest.read_text().replace('"seed": 1,', '"seed": 2,'))
+    with pytest.raises(PublishError, match=r"manifests/C1-1\.json changed after the card was written"):
+        push(folder, "org/cogitao", dry_run=True)
+    shutil.copy(small_build / "manifests/C1-1.json", manifest)
+    shard = folder / "data/G2-1/validation-00000-of-00001.parquet"
+    data = bytearray(shard.read_bytes())
+    data[812 % len(data)] ^= 0x01
+    shard.write_bytes(bytes(data))
+    with pytest.raises(PublishError, match=r"data/G2-1/validation-00000-of-00001\.parquet: SHA-256 differs"):
+        push(folder, "org/cogitao", dry_run=True)
+
+
 def test_a_missing_token_fails_before_any_request(small_build, fake_hub):
     with pytest.raises(PublishError, match="no Hugging Face token"):
         push(small_build, "org/cogitao")
@@ -118,7 +223,7 @@ def test_push_refuses_a_folder_that_fails_verification(small_build, fake_hub, tm
     folder = tmp_path / "folder"
     shutil.copytree(small_build, folder)
     (folder / "README.md").unlink()  # what an interrupted merge leaves
-    with pytest.raises(PublishError, match="fails `cogen verify`.*README.md is missing"):
+    with pytest.raises(PublishError, match="refusing to push .*checks of `cogen verify` fail.*README.md is missing"):
         push(folder, "org/cogitao", token="hf_test")
     with pytest.raises(PublishError, match="not a Hub repo id"):
         push(small_build, "cogitao", token="hf_test")

@@ -9,9 +9,17 @@ is typed twice.
 * :func:`differences_table`                 the "differences from the reference code" table
 """
 
-from cogen.card.card import card_header, render_card, write_card, write_previews
+from cogen.card.card import (
+                             card_header,
+                             check_card_owner,
+                             folder_card_checksums,
+                             is_cogen_card,
+                             render_card,
+                             write_card,
+                             write_previews,
+)
 from cogen.card.differences import DIFFERENCES, differences_table
 from cogen.card.preview import render_config
 
-__all__ = ["DIFFERENCES", "card_header", "differences_table", "render_card", "render_config", "write_card",
-           "write_previews"]
+__all__ = ["DIFFERENCES", "card_header", "check_card_owner", "differences_table", "folder_card_checksums",
+           "is_cogen_card", "render_card", "render_config", "write_card", "write_previews"]

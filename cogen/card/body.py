@@ -15,7 +15,7 @@ from pathlib import Path
 from cogen.card._studies import shift_text
 from cogen.families import DEFAULT_FAMILY, family
 
-__all__ = ["PLACEHOLDERS", "CardContext", "render_body"]
+__all__ = ["PLACEHOLDERS", "CardContext", "manifest_checksums", "render_body"]
 
 #: Shown in the loading examples until the folder is pushed (``cogen push`` fills in the repo).
 REPO_PLACEHOLDER = "<org>/<name>"
@@ -167,13 +167,32 @@ def _versions(ctx: CardContext) -> str:
     lines += _grouped(ctx, lambda m: ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
     lines += ["", "Object bank (SHA-256 of `bank.bin`):", ""]
     lines += _grouped(ctx, lambda m: f"`{m['bank_sha256']}`" if "bank_sha256" in m else "not used (no bank objects)")
-    rows = [[f"`{name}`", str(m.get("seed", "")), str(m.get("generator_version", "")), f"`{m.get('fingerprint', '')}`"]
-            for name, m in ctx.manifests.items()]
+    rows = [[f"`{name}`", str(m.get("seed", "")), str(m.get("generator_version", "")), f"`{m.get('fingerprint', '')}`",
+             f"`{_manifest_checksum(ctx, name)}`"] for name, m in ctx.manifests.items()]
     lines += ["", "<details><summary>Config fingerprints (a digest of everything that decides a config's data: "
               "resolved spec with sizes, seed, generator version, object bank; the full spec is in "
-              "<code>manifests/&lt;config&gt;.json</code>)</summary>", "",
-              _table(["config", "seed", "generator", "fingerprint"], rows), "", "</details>"]
+              "<code>manifests/&lt;config&gt;.json</code>, whose SHA-256 is listed too: the manifest records the "
+              "SHA-256 of every Parquet file, which <code>cogen verify</code> checks)</summary>", "",
+              _table(["config", "seed", "generator", "fingerprint", "manifest SHA-256"], rows), "", "</details>"]
     return "\n".join(lines)
+
+
+def _manifest_checksum(ctx: CardContext, name: str) -> str:
+    from cogen.folder import manifest_sha256
+
+    try:
+        return manifest_sha256(ctx.folder, name)
+    except OSError:
+        return "not written yet"
+
+
+_CHECKSUM_ROW = re.compile(r"^\| `(?P<config>[^`]+)` \|.*\| `(?P<sha256>[0-9a-f]{64})` \|$", re.MULTILINE)
+
+
+def manifest_checksums(card_text: str) -> dict[str, str]:
+    """Config -> SHA-256 of its manifest, as the card's fingerprints table lists them (empty for an
+    older card without the column)."""
+    return {match["config"]: match["sha256"] for match in _CHECKSUM_ROW.finditer(card_text)}
 
 
 PLACEHOLDERS: dict[str, Callable[[CardContext], str]] = {

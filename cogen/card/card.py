@@ -13,9 +13,16 @@ from pathlib import Path
 import yaml
 
 from cogen._resources import resource_path
+from cogen.errors import BuildError, os_error_text
 from cogen.folder import CARD_FILE, card_features, preview_path, read_manifests, split_pattern
 
-__all__ = ["CARD_METADATA", "card_header", "render_card", "write_card", "write_previews"]
+__all__ = ["CARD_MARKER", "CARD_METADATA", "card_header", "check_card_owner", "folder_card_checksums",
+           "is_cogen_card", "render_card", "write_card", "write_previews"]
+
+#: An HTML comment (invisible on the Hub) that marks a README.md as written by cogen.
+CARD_MARKER = "<!-- written by cogen from manifests/*.json: edit hub_card.md and run `cogen card`, not this file -->"
+#: Text that cards written before the marker existed always hold.
+_OLDER_CARD_TEXT = "<details><summary>Config fingerprints (a digest of everything that decides"
 
 CARD_METADATA = {
     "license": "apache-2.0",
@@ -69,7 +76,41 @@ def render_card(folder: Path, repo_id: str | None = None, previews: dict[str, Pa
     header = yaml.safe_dump(card_header(manifests), sort_keys=False, allow_unicode=True, width=120)
     template = resource_path("hub_card.md").read_text(encoding="utf-8")
     context = CardContext(manifests, folder, repo_id or REPO_PLACEHOLDER, previews)
-    return f"---\n{header}---\n\n{render_body(template, context)}"
+    return f"---\n{header}---\n\n{CARD_MARKER}\n\n{render_body(template, context)}"
+
+
+def is_cogen_card(text: str) -> bool:
+    """True when a README.md text was written by cogen (this version or an older one)."""
+    return CARD_MARKER in text or _OLDER_CARD_TEXT in text
+
+
+def check_card_owner(folder: Path, force: bool = False) -> None:
+    """Refuse (:class:`BuildError`) to let cogen replace a README.md of ``folder`` that cogen did not write.
+
+    ``force`` allows it. A folder given as README.md, or an unreadable one, is refused too.
+    """
+    path = Path(folder) / CARD_FILE
+    if force or not os.path.lexists(path):
+        return
+    if path.is_dir():
+        raise BuildError(f"{path} is a folder; cogen writes the dataset card there: move it away")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        raise BuildError(f"cannot read {path}: {os_error_text(error)}") from None
+    if not is_cogen_card(text):
+        raise BuildError(f"{path} was not written by cogen, and cogen would replace it with the dataset card; "
+                         "build into another folder, move the file away, or pass --force to replace it")
+
+
+def folder_card_checksums(folder: Path) -> dict[str, str] | None:
+    """Config -> manifest SHA-256 as the folder's README.md lists them (None without a readable card)."""
+    from cogen.card.body import manifest_checksums
+
+    try:
+        return manifest_checksums((Path(folder) / CARD_FILE).read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
 
 
 def write_previews(folder: Path) -> dict[str, Path]:
@@ -86,16 +127,29 @@ def write_previews(folder: Path) -> dict[str, Path]:
     return {name: path for name, path in previews.items() if path is not None}
 
 
-def write_card(folder: Path, previews: bool = True) -> Path:
+def write_card(folder: Path, previews: bool = True, force: bool = False) -> Path:
     """(Re)write ``folder/README.md`` atomically from the manifests currently in the folder.
 
     With ``previews`` (the default) the preview images are brought up to date first, so the
-    README, written last, only ever references complete images.
+    README, written last, only ever references complete images. A README.md that cogen did not
+    write is refused unless ``force`` (:func:`check_card_owner`).
     """
     folder = Path(folder)
-    drawn = write_previews(folder) if previews else None
+    check_card_owner(folder, force)
+    try:
+        drawn = write_previews(folder) if previews else None
+    except OSError as error:
+        raise BuildError(f"cannot write the previews of {folder}: {os_error_text(error)}") from None
     path = folder / CARD_FILE
     temporary = path.with_name(f".{CARD_FILE}.{os.getpid()}.tmp")
-    temporary.write_text(render_card(folder, previews=drawn), encoding="utf-8")
-    os.replace(temporary, path)
+    text = render_card(folder, previews=drawn)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
     return path

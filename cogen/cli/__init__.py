@@ -8,6 +8,7 @@ errors (:class:`cogen.errors.CogenError`) are printed without a traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -43,15 +44,33 @@ for _module in (objects, transforms, build, stream, evaluate, prompts, hub):
     _module.register(app)
 
 
+def _stop(signum, frame) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main() -> None:
-    """Console-script entry point: cogen errors become a one-line message and exit code 1.
+    """Console-script entry point: errors become a one-line message, never a traceback.
 
-    Usage errors (unknown command or option) are reported by typer itself, with exit code 2.
+    cogen errors and file-system errors (disk full, permissions, a folder given as a file) exit
+    with code 1; usage errors (unknown command or option) are reported by typer itself, with
+    exit code 2. SIGTERM and SIGHUP stop a command like Ctrl-C does (exit code 130): a build
+    then says what finished and that running it again resumes.
     """
-    from cogen.errors import CogenError
+    from cogen.errors import BuildInterrupted, CogenError, os_error_text
 
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) == signal.SIG_DFL:  # `nohup cogen ...` keeps ignoring HUP
+            signal.signal(number, _stop)
     try:
         app()
+    except BuildInterrupted as error:
+        _console.error(str(error))
+        sys.exit(130)
     except CogenError as error:
         _console.error(str(error))
+        sys.exit(1)
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        _console.error(f"{where}{os_error_text(error)}")
         sys.exit(1)

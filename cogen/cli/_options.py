@@ -16,7 +16,8 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["ConfigOpt", "DataOpt", "FolderArg", "OutFolderOpt", "SpecOrConfigOpt", "SplitOpt", "one_config"]
+__all__ = ["ConfigOpt", "DataOpt", "FolderArg", "OutFolderOpt", "SpecOrConfigOpt", "SplitOpt", "one_config",
+           "output_file"]
 
 
 def one_config(value: str | None) -> str | None:
@@ -30,6 +31,19 @@ def one_config(value: str | None) -> str | None:
             f"{value!r} is a spec; here --config names one config of the data, such as C3-1 or "
             f"carc-systematicity-1860 (`cogen build --config {value}` builds a spec)")
     return value
+
+
+def output_file(path: Path, option: str) -> Path:
+    """Check, before any work is done, that ``path`` can be the file an option names (not a folder,
+    not below a file); raises a one-line :class:`cogen.errors.CogenError` otherwise."""
+    from cogen.errors import CogenError
+
+    if path.is_dir():
+        raise CogenError(f"{option} {path} is a folder; give a file name, e.g. {path / ('out' + path.suffix)}")
+    blocking = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
+    if blocking is not None:
+        raise CogenError(f"{option} {path}: {blocking} is a file, not a folder; choose another path")
+    return path
 
 
 SpecOrConfigOpt = Annotated[str, typer.Option(

@@ -11,6 +11,7 @@ import typer
 
 from cogen.cli import _console
 from cogen.cli._options import FolderArg, OutFolderOpt, SpecOrConfigOpt
+from cogen.cli._progress import progress_bar
 
 DEFAULT_SPEC = "c1"
 DEFAULT_OUT = Path("cogen-data")
@@ -38,6 +39,7 @@ def build(
     dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask (default: a local cluster).")] = None,
     only: Annotated[str | None, typer.Option(help="Comma-separated configs of the spec to build, e.g. C3-1,C3-2.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
+    force: Annotated[bool, typer.Option("--force", help="Replace a README.md in --out that cogen did not write.")] = False,
 ) -> None:
     """Build the configs of a spec into a Hub-ready dataset folder (resumes interrupted builds)."""
     from cogen.pipeline import build as run_build
@@ -47,34 +49,11 @@ def build(
     names = [name.strip() for name in only.split(",") if name.strip()] if only else None
     if selected and names:
         raise typer.BadParameter(f"--config {config} already names one config; drop --only, or pass its spec")
-    with _progress_bar(progress) as bar:
+    with progress_bar(progress, {"keys": "sampling keys", "write": "writing shards"}) as bar:
         report = run_build(spec, out, scale=scale, seed=seed, workers=workers, executor=executor.value,
-                           dask_address=dask_address, only=selected or names, progress=bar)
+                           dask_address=dask_address, only=selected or names, progress=bar, notify=_console.note,
+                           force=force)
     _print_report(report)
-
-
-def _progress_bar(enabled: bool):
-    from contextlib import contextmanager
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    @contextmanager
-    def bar():
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=_console.err, disable=not enabled, transient=False) as rich_progress:
-            tasks = {}
-
-            def update(phase: str, advance: int, total: int) -> None:
-                label = {"keys": "sampling keys", "write": "writing shards"}.get(phase, phase)
-                if phase not in tasks:
-                    tasks[phase] = rich_progress.add_task(label, total=total or None)
-                elif total:
-                    rich_progress.update(tasks[phase], total=total)
-                rich_progress.advance(tasks[phase], advance)
-
-            yield update
-
-    return bar()
 
 
 def _print_report(report) -> None:
@@ -87,10 +66,14 @@ def _print_report(report) -> None:
         attempts = sum(sum(s.values()) - s.get("regenerated", 0) for s in config.stats.values())
         accepted = sum(s.get("accepted", 0) for s in config.stats.values())
         rate = f"{accepted / attempts:.0%}" if attempts else "–"
-        shards = f"{config.written} new" + (f", {config.skipped} kept" if config.skipped else "")
+        shards = f"{config.skipped} kept" if config.kept else \
+            f"{config.written} new" + (f", {config.skipped} kept" if config.skipped else "")
         table.add_row(config.config, *(str(config.rows.get(s, "–")) for s in
                                        ("train", "validation", "test", "validation_ood", "test_ood")), rate, shards)
     _console.out.print(table)
+    kept = [config.config for config in report.configs if config.kept]
+    if kept:
+        _console.out.print(f"already complete, every shard matching its SHA-256: {', '.join(kept)} (kept as they are)")
     first = report.configs[0].config if report.configs else "<config>"
     _console.out.print(f'load with: datasets.load_dataset("{report.folder}", "{first}")')
 
@@ -98,20 +81,26 @@ def _print_report(report) -> None:
 def verify(
     folder: FolderArg,
     shards: Annotated[int, typer.Option(min=0, help="Shards per config to regenerate for the determinism check.")] = 2,
+    full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row (default: a sample of "
+                                                      "10,000 rows per config).")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
 ) -> None:
-    """Re-check a built folder: schema, counts, held-out sequences, uniqueness, determinism."""
+    """Re-check a built folder: card, file hashes, every column decoded, held-out data, uniqueness,
+    outputs re-derived from inputs, determinism."""
     from rich.table import Table
 
     from cogen.pipeline.verify import failed
     from cogen.pipeline.verify import verify as run_verify
 
-    checks = run_verify(folder, shards_per_config=shards)
+    label = "checking every row" if full else "decoding every row"
+    with progress_bar(progress, {"rows": label}) as bar:
+        checks = run_verify(folder, shards_per_config=shards, full=full, progress=bar)
     table = Table(title=f"cogen verify {folder}", title_justify="left")
     for column in ("config", "check", "result", "detail"):
         table.add_column(column)
     for check in checks:
-        table.add_row(check.config or "(folder)", check.name, "[green]ok[/]" if check.ok else "[red]FAILED[/]",
-                      check.detail)
+        table.add_row(check.config or "(folder)", check.name,
+                      _console.styled("ok", "green") if check.ok else _console.styled("FAILED", "red"), check.detail)
     _console.out.print(table)
     bad = failed(checks)
     if bad:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
-from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt
+from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 
 __all__ = ["register"]
 
@@ -54,10 +54,15 @@ def evaluate(
         raise typer.BadParameter("--data, --config and --predictions are required (or use `cogen eval baseline`)")
     from cogen.eval import evaluate as run_evaluate
 
+    if json_out is not None:
+        output_file(json_out, "--json")
+    if markdown is not None:
+        output_file(markdown, "--markdown")
     metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
                            pad=_pad(pad), stubbornness=stubbornness, queries=queries, timeout=timeout,
                            memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
                            explain=explain or None)
+    _refuse_unread(metrics)
     for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
         _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
     from cogen.eval.counts import valid_counts
@@ -84,6 +89,7 @@ def baseline(
     from cogen.eval import write_baseline
     from cogen.folder import read_split
 
+    output_file(out, "--out")
     count = write_baseline(out, read_split(data, config, split), kind, queries=queries)
     _console.out.print(f"wrote {count} {kind} predictions to {out}")
 
@@ -105,6 +111,9 @@ def programs_table(
     from cogen.eval.programs import evaluate_table
     from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
+    for path, name in ((json_out, "--json"), (markdown, "--markdown")):
+        if path is not None:
+            output_file(path, name)
     report = evaluate_table(data, predictions, split, timeout=timeout or DEFAULT_TIMEOUT,
                             memory_mb=memory_mb or DEFAULT_MEMORY_MB, workers=workers, low_length=low_length,
                             low_errors=low_errors)
@@ -147,6 +156,21 @@ def _pad(text: str | None) -> tuple[int, int] | None:
     return int(parts[0]), int(parts[1])
 
 
+def _refuse_unread(metrics: dict) -> None:
+    """Exit 1 when not one expected sample has a prediction record: an empty, binary or foreign file."""
+    from cogen.errors import EvalError
+
+    errors = metrics["format_errors"]
+    if metrics["n"] and errors["missing"] == metrics["n"]:
+        found = [f"{errors['unreadable_lines']} unreadable lines"] if errors["unreadable_lines"] else []
+        if errors["extra_ids"]:
+            found.append(f"{errors['extra_ids']} ids that {metrics['config']} {metrics['split']} does not hold "
+                         f"(e.g. {', '.join(errors['extra_examples'][:2])})")
+        raise EvalError(f"no prediction could be read from {metrics['predictions']} for the {metrics['n']} samples of "
+                        f"{metrics['config']} {metrics['split']}: {'; '.join(found) or 'no records'}; write one "
+                        'record per sample, e.g. {"id": ..., "prediction": [[0, 1], [1, 0]]}')
+
+
 def _write_json(path: Path, metrics: dict) -> None:
     import json
     import math
@@ -160,8 +184,13 @@ def _write_json(path: Path, metrics: dict) -> None:
             return [clean(v) for v in value]
         return value
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(clean(metrics), indent=2) + "\n", encoding="utf-8")
+    from cogen.errors import EvalError, os_error_text
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(clean(metrics), indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise EvalError(f"cannot write {path}: {os_error_text(error)}") from None
 
 
 def _print(metrics: dict, breakdown: bool) -> None:

@@ -33,7 +33,8 @@ def push(
     private: Annotated[bool, typer.Option("--private", help="Create the repo private (if it does not exist).")] = False,
     token: Annotated[str | None, typer.Option(help="Hub token (default: HF_TOKEN or the saved login).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be uploaded; no network.")] = False,
-    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run `cogen verify` (no regeneration) first.")] = True,
+    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run every check of `cogen verify` first (also "
+                                                                       "with --dry-run) and refuse a folder that fails.")] = True,
     message: Annotated[str | None, typer.Option("--message", "-m", help="Commit message.")] = None,
 ) -> None:
     """Publish a build folder to a Hugging Face dataset repo in one commit (honours HF_ENDPOINT, HF_TOKEN)."""
@@ -77,11 +78,12 @@ def merge(
     sources: Annotated[list[Path], typer.Argument(help="Dataset folders to merge.")],
     into: Annotated[Path, typer.Option("--into", "-o", help="Destination dataset folder (created, or updated in place).")],
     link: Annotated[bool, typer.Option("--link", help="Hard-link shards instead of copying them.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a README.md in --into that cogen did not write.")] = False,
 ) -> None:
     """Merge build folders into one Hub-ready folder with one dataset card listing every config."""
     from cogen.hub.merging import merge as run_merge
 
-    report = run_merge(sources, into, link=link)
+    report = run_merge(sources, into, link=link, force=force)
     for label, names in (("added", report.added), ("replaced", report.replaced), ("unchanged", report.unchanged)):
         if names:
             _console.out.print(f"{label} ({len(names)}): {', '.join(names)}")
@@ -108,8 +110,11 @@ def render(
 def card(
     folder: FolderArg,
     previews: Annotated[bool, typer.Option("--previews/--no-previews", help="Bring preview images up to date.")] = True,
+    force: Annotated[bool, typer.Option("--force", help="Replace a README.md that cogen did not write.")] = False,
 ) -> None:
     """Rewrite the dataset card (README.md) and its preview images from the folder's manifests."""
     from cogen.card.card import write_card
+    from cogen.folder import folder_manifests
 
-    _console.out.print(f"wrote {write_card(folder, previews=previews)}")
+    folder_manifests(folder)  # a clear error when FOLDER is not a dataset folder
+    _console.out.print(f"wrote {write_card(folder, previews=previews, force=force)}")

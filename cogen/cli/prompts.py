@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
-from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt
+from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
+from cogen.cli._progress import progress_bar
 
 __all__ = ["register"]
 
@@ -30,13 +31,16 @@ def export(
     per_experiment: Annotated[int | None, typer.Option("--per-experiment", min=1, help="COGITAO: prompts per config (the paper: 10, seed 42); default every row ([default: 10] with --selection paper).")] = None,
     images: Annotated[Path | None, typer.Option(help="Compositional-ARC: draw each prompt's study pairs and query into a PNG in this folder (text+image prompts); the record names it under 'image'.")] = None,
     no_code: Annotated[bool, typer.Option("--no-code", help="Compositional-ARC: add the paper's 'Do not generate any code to solve the task' line.")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
 ) -> None:
     """Write one prompt per expected prediction id (or per sampled one, with --per-experiment)."""
     from cogen.llm import export_prompts
 
-    count = export_prompts(data, config, split, out, regime=regime, examples=examples, seed=seed, queries=queries,
-                           selection=selection, per_experiment=per_experiment,
-                           images=None if images is None else str(images), no_code=no_code or None)
+    output_file(out, "--out")
+    with progress_bar(progress, {"prompts": "writing prompts"}) as bar:
+        count = export_prompts(data, config, split, out, regime=regime, examples=examples, seed=seed, queries=queries,
+                               selection=selection, per_experiment=per_experiment,
+                               images=None if images is None else str(images), no_code=no_code or None, progress=bar)
     _console.out.print(f"wrote {count} prompts to {out}" + (f"; images in {images}" if images is not None else ""))
 
 
@@ -49,6 +53,7 @@ def parse(
     """Extract each reply's grid; unparsable replies become null predictions (format errors in `cogen eval`)."""
     from cogen.llm import parse_replies
 
+    output_file(out, "--out")
     report = parse_replies(replies, out, marker)
     reasons = ", ".join(f"{name} {count}" for name, count in sorted(report.reasons.items()))
     _console.out.print(f"{report.parsed} of {report.total} replies parsed" + (f" ({reasons})" if reasons else "")

@@ -15,6 +15,7 @@ def transforms(
 ) -> None:
     """List every transformation: token, name, family, preconditions, algebra, description."""
     from rich.table import Table
+    from rich.text import Text
 
     from cogen.cli import _console
     from cogen.engine.registry import TRANSFORMS, markdown_table
@@ -30,7 +31,9 @@ def transforms(
     for column in ("preconditions (initial object)", "algebra", "description"):
         table.add_column(column)
     for t in TRANSFORMS.values():
-        name = "\n".join([t.name, *(f"[dim]= {alias}[/]" for alias in t.aliases)])
+        name = Text(t.name)
+        for alias in t.aliases:
+            name.append(f"\n= {alias}", style="dim")
         table.add_row(str(t.token), name, t.family, t.precondition_text().replace(", ", "\n"),
                       t.algebra(), t.description)
     _console.out.print(table)

@@ -16,7 +16,7 @@ from cogen.engine import _kernels
 from cogen.engine.registry import Transform, resolve, sequence_tokens
 from cogen.errors import PlacementError, TransformError
 
-__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "pack", "render", "unpack"]
+__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "pack", "render", "replay_scenes", "unpack"]
 
 
 class PlacedObject(NamedTuple):
@@ -150,3 +150,19 @@ def render(objects: Sequence, height: int, width: int) -> np.ndarray:
     grid = np.zeros((height, width), dtype=np.int8)
     _kernels.render_scene(boxes, pixels, len(objects), height, width, grid)
     return grid
+
+
+def replay_scenes(rows, sizes, inputs, input_starts, outputs, output_starts, tokens, token_starts, ids, positions,
+                  object_starts, bank) -> np.ndarray:
+    """Replay stored scenes with the engine: the outcome of each row of ``rows`` (0: input drawn by
+    its objects and output equal to the engine's; see :mod:`cogen.engine._replay` for the arrays)."""
+    from cogen.engine import _replay
+
+    def ints(array, dtype=np.int64):
+        return np.ascontiguousarray(array, dtype)
+
+    status = np.zeros(len(rows), np.int64)
+    _replay.replay(ints(rows), ints(sizes), ints(inputs, np.int8), ints(input_starts), ints(outputs, np.int8),
+                   ints(output_starts), ints(tokens), ints(token_starts), ints(ids), ints(positions).reshape(-1, 2),
+                   ints(object_starts), tuple(ints(a, a.dtype) for a in bank), status)
+    return status

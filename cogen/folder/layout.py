@@ -6,6 +6,7 @@
     data/<config>/<split>-00000-of-00002.parquet   the rows, in shards
     manifests/<config>.json                        how the config was made, and what it holds
     previews/<config>.png                          the card's preview image
+    .cogen/                                        build state: the lock, finished shards of an unfinished build
 
 A config appears in the card only once its manifest exists, and its manifest is written only
 once every shard is complete.
@@ -15,13 +16,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "PREVIEW_DIR", "config_dir", "manifest_path",
-           "preview_path", "shard_relpath", "split_pattern"]
+__all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "PREVIEW_DIR", "STATE_DIR", "config_dir",
+           "journal_path", "lock_path", "manifest_path", "preview_path", "shard_relpath", "split_pattern"]
 
 CARD_FILE = "README.md"
 DATA_DIR = "data"
 MANIFEST_DIR = "manifests"
 PREVIEW_DIR = "previews"
+#: Build state that is never published: the folder's lock and the journals of unfinished configs.
+STATE_DIR = ".cogen"
 #: Folders cogen owns entirely: a push deletes the remote files under them that the folder no longer has
 #: (anything else in the repo is left alone).
 MANAGED_DIRS = (f"{DATA_DIR}/", f"{MANIFEST_DIR}/", f"{PREVIEW_DIR}/")
@@ -50,3 +53,13 @@ def manifest_path(folder: str | Path, config: str) -> Path:
 def preview_path(folder: str | Path, config: str) -> Path:
     """Where the card's preview image of ``config`` lives."""
     return Path(folder) / PREVIEW_DIR / f"{config}.png"
+
+
+def lock_path(folder: str | Path) -> Path:
+    """The lock file a build holds while it writes into ``folder``."""
+    return Path(folder) / STATE_DIR / "lock"
+
+
+def journal_path(folder: str | Path, config: str) -> Path:
+    """The journal of ``config``'s shards finished so far (while its manifest is not written yet)."""
+    return Path(folder) / STATE_DIR / f"{config}.journal.jsonl"

@@ -6,23 +6,32 @@ dataset card is generated from the manifests, so a config appears in the card on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 from pathlib import Path
 
-from cogen.errors import BuildError
+from cogen.errors import BuildError, os_error_text
 from cogen.folder.layout import MANIFEST_DIR
 
 __all__ = ["environment_versions", "folder_manifests", "natural_key", "read_manifests", "write_json_atomic"]
 
 
 def write_json_atomic(path: Path, payload: dict) -> None:
-    """Write JSON through a temporary file and a rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write JSON through a temporary file and a rename, so readers never see half a file.
+
+    Raises :class:`BuildError` naming the file when it cannot be written (disk full, permissions).
+    """
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
 
 
 def read_manifests(folder: str | Path) -> dict[str, dict]:
@@ -32,8 +41,12 @@ def read_manifests(folder: str | Path) -> dict[str, dict]:
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else ():
         try:
             manifest = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as error:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise BuildError(f"{path}: unreadable manifest ({error}); delete it and rebuild that config") from None
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("config"), str) or \
+                not isinstance(manifest.get("splits"), dict):
+            raise BuildError(f"{path}: not a cogen manifest (no config name or splits); delete it and rebuild "
+                             "that config")
         manifests[manifest["config"]] = manifest
     return dict(sorted(manifests.items(), key=lambda item: natural_key(item[0])))
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cogen.errors import GenerationError, SpecError
+from cogen.specs import Range
 
 __all__ = ["Sample", "sample_one"]
 
@@ -25,6 +26,14 @@ class Sample:
     attempts: int
 
 
+def _condition(value):
+    """A filter value as a spec holds it: a closed ``[lo, hi]`` as a Range, an open one (``rows<6``
+    gives ``(None, 5)``) as a plain pair, which the bank's query reads as unbounded on that side."""
+    if isinstance(value, (tuple, list)):
+        return Range(*value) if None not in value else tuple(value)
+    return value
+
+
 def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, where=None, seed: int = 0) -> Sample:
     """Draw one sample of ``transforms`` on a ``height`` x ``width`` grid with ``objects`` objects.
 
@@ -34,7 +43,7 @@ def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, 
     from cogen.bank import load_bank, parse_where
     from cogen.engine import resolve
     from cogen.generate.sampler import SplitJob, generate_rows, rejection_text
-    from cogen.specs import Domain, Grid, ObjectFilter, Range, SequenceSet
+    from cogen.specs import Domain, Grid, ObjectFilter, SequenceSet
     from cogen.specs.cogitao import MAX_GRID, max_objects_on_grid, object_query
 
     if not transforms:
@@ -46,7 +55,7 @@ def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, 
         raise SpecError(f"{objects} objects cannot fit on a {height}x{width} grid with an empty cell between objects",
                         fix=f"use at most {max_objects_on_grid(height, width)} objects or a larger grid")
     conditions = parse_where(where) if isinstance(where, str) else dict(where or DEFAULT_WHERE)
-    filters = tuple(sorted((k, Range(v) if isinstance(v, (tuple, list)) else v) for k, v in conditions.items()))
+    filters = tuple(sorted((k, _condition(v)) for k, v in conditions.items()))
     domain = Domain(SequenceSet(sequences=(sequence,)), Grid(Range(height, height), Range(width, width)),
                     ObjectFilter(Range(objects, objects), filters))
     query = object_query(domain.objects, sequence)

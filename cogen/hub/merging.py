@@ -19,8 +19,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogen.errors import BuildError
-from cogen.folder import CARD_FILE, DATA_DIR, folder_manifests, manifest_path, read_manifests, write_json_atomic
+from cogen.errors import BuildError, os_error_text
+from cogen.folder import (
+                          CARD_FILE,
+                          DATA_DIR,
+                          FolderLock,
+                          folder_manifests,
+                          manifest_path,
+                          read_manifests,
+                          record_problem,
+                          shard_records,
+                          write_json_atomic,
+)
 
 __all__ = ["MergeReport", "merge"]
 
@@ -46,7 +56,13 @@ def _same_content(a: dict, b: dict) -> bool:
 
 
 def _file_problem(folder: Path, manifest: dict) -> str | None:
-    """Why the files of a config do not match its manifest (cheap: existence and sizes, no reading)."""
+    """Why the files of a config do not match its manifest: their SHA-256 when the manifest records
+    them, else (an older manifest) existence and sizes."""
+    records = shard_records(manifest)
+    for file, record in records.items():
+        problem = record_problem(folder, file, record)
+        if problem:
+            return f"config {manifest['config']}: {problem}"
     for split, info in manifest["splits"].items():
         missing = [f for f in info["files"] if not (folder / f).is_file()]
         if missing:
@@ -104,13 +120,15 @@ def _install_config(source: Path, folder: Path, manifest: dict, link: bool) -> N
     shutil.rmtree(old, ignore_errors=True)
 
 
-def merge(sources: list[str | Path], folder: str | Path, *, link: bool = False) -> MergeReport:
+def merge(sources: list[str | Path], folder: str | Path, *, link: bool = False, force: bool = False) -> MergeReport:
     """Merge the configs of the build folders ``sources`` into the folder ``folder``.
 
     Configs of ``folder`` that no source holds are kept; a config that a source holds replaces the
     one in ``folder`` (it is left alone when its contents are already the same). ``link`` hard-links
     shard files instead of copying them (shards are never modified in place, only replaced).
-    Raises :class:`cogen.errors.BuildError` on conflicting or incomplete sources, before any change.
+    Raises :class:`cogen.errors.BuildError` on conflicting or incomplete sources, on a README.md in
+    ``folder`` that cogen did not write (unless ``force``), or while a build writes into ``folder``,
+    before any change.
     """
     started = time.perf_counter()
     folder = Path(folder)
@@ -119,7 +137,19 @@ def merge(sources: list[str | Path], folder: str | Path, *, link: bool = False) 
     if not sources:
         raise BuildError("nothing to merge: name at least one build folder")
     plan = _plan([Path(s) for s in sources])
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BuildError(f"cannot create {folder}: {os_error_text(error)}") from None
+    with FolderLock(folder, "merge"):
+        return _merge_locked(plan, folder, link, force, started)
+
+
+def _merge_locked(plan: dict[str, tuple[Path, dict]], folder: Path, link: bool, force: bool,
+                  started: float) -> MergeReport:
+    from cogen.card import check_card_owner, write_card
+
+    check_card_owner(folder, force)
     existing = read_manifests(folder)
     report = MergeReport(folder, sources={name: source for name, (source, _) in plan.items()})
     (folder / CARD_FILE).unlink(missing_ok=True)  # the folder is incomplete until the card is rewritten
@@ -128,11 +158,12 @@ def merge(sources: list[str | Path], folder: str | Path, *, link: bool = False) 
             report.unchanged.append(name)
             continue
         (report.replaced if name in existing else report.added).append(name)
-        manifest_path(folder, name).unlink(missing_ok=True)
-        _install_config(source, folder, manifest, link)
+        try:
+            manifest_path(folder, name).unlink(missing_ok=True)
+            _install_config(source, folder, manifest, link)
+        except OSError as error:
+            raise BuildError(f"cannot copy config {name} into {folder}: {os_error_text(error)}") from None
         write_json_atomic(manifest_path(folder, name), manifest)
-    from cogen.card import write_card
-
-    write_card(folder)
+    write_card(folder, force=True)
     report.seconds = time.perf_counter() - started
     return report

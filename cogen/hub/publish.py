@@ -26,7 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogen.errors import PublishError
-from cogen.folder import CARD_FILE, MANAGED_DIRS, MANIFEST_DIR, PREVIEW_DIR, folder_manifests, preview_path
+from cogen.folder import (
+                          CARD_FILE,
+                          MANAGED_DIRS,
+                          MANIFEST_DIR,
+                          PREVIEW_DIR,
+                          folder_manifests,
+                          preview_path,
+                          shard_records,
+)
 
 __all__ = ["HubSettings", "PushResult", "UploadFile", "UploadPlan", "hub_settings", "push",
            "upload_plan"]
@@ -50,6 +58,7 @@ class UploadPlan:
     files: list[UploadFile]
     configs: dict[str, dict[str, int]]
     readme: bytes = b""
+    sha256: dict[str, str] = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
@@ -107,16 +116,32 @@ def upload_plan(folder: str | Path, repo_id: str | None = None) -> UploadPlan:
         raise PublishError(f"{folder} lacks {missing[0]} (and {len(missing) - 1} more); rebuild before pushing")
     files = [UploadFile(CARD_FILE, len(readme))] + [UploadFile(p, (folder / p).stat().st_size) for p in paths]
     configs = {name: {s: v["rows"] for s, v in m["splits"].items()} for name, m in manifests.items()}
-    return UploadPlan(folder, files, configs, readme)
+    sha256 = {path: record["sha256"] for m in manifests.values() for path, record in shard_records(m).items()}
+    return UploadPlan(folder, files, configs, readme, sha256)
 
 
 def _verify_folder(folder: Path) -> None:
+    """Run every check of ``cogen verify`` (its defaults: not a reduced set); refuse on any failure,
+    naming the failing checks and, in their details, the files."""
     from cogen.pipeline.verify import failed, verify
 
-    bad = failed(verify(folder, shards_per_config=0))
+    checks = verify(folder)
+    bad = failed(checks)
     if bad:
         details = "; ".join(f"{c.config or 'folder'}: {c.name}: {c.detail}" for c in bad[:5])
-        raise PublishError(f"{folder} fails `cogen verify` ({len(bad)} checks): {details}. Nothing was uploaded")
+        raise PublishError(f"refusing to push {folder}: {len(bad)} of {len(checks)} checks of `cogen verify` fail "
+                           f"({details}). Nothing was uploaded")
+
+
+def _unchanged_since_verified(plan: UploadPlan, operations) -> None:
+    """Refuse a shard whose bytes, as hashed for the upload, are not the ones its manifest records
+    (the file changed after it was verified)."""
+    for operation in operations:
+        expected = plan.sha256.get(getattr(operation, "path_in_repo", ""))
+        upload_info = getattr(operation, "upload_info", None)
+        if expected and upload_info is not None and upload_info.sha256.hex() != expected:
+            raise PublishError(f"{operation.path_in_repo} changed after it was verified (its SHA-256 is not the one "
+                               "its manifest records); run `cogen verify`, then push again. Nothing was published")
 
 
 def _network_errors() -> tuple[type[BaseException], ...]:
@@ -201,6 +226,7 @@ def push(folder: str | Path, repo_id: str, *, token: str | None = None, private:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         remote = api.list_repo_files(repo_id, repo_type="dataset")
         operations, deleted = _operations(plan, remote)
+        _unchanged_since_verified(plan, operations)
         commit = api.create_commit(repo_id, operations, repo_type="dataset",
                                    commit_message=commit_message or _commit_message(plan))
     except HFValidationError as error:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ __all__ = ["MARKERS", "REGIMES", "ParseReport", "Prompt", "carc_prompts", "cogit
            "format_grid", "parse_replies", "parse_reply", "task_codes"]
 
 
-def export_prompts(data: str | Path, config: str, split: str, out: str | Path, **options: Any) -> int:
+def export_prompts(data: str | Path, config: str, split: str, out: str | Path,
+                   progress: Callable[[str, int, int], None] | None = None, **options: Any) -> int:
     """Write the prompts of ``split`` of ``config`` to ``out`` (JSONL: ``id``, ``prompt`` and how it
     was made); returns how many.
 
@@ -36,21 +38,40 @@ def export_prompts(data: str | Path, config: str, split: str, out: str | Path, *
     ``per_experiment``; Compositional-ARC takes ``queries``, ``selection``, ``images`` (a folder
     for text+image prompts) and ``no_code``; string-to-grid programs take ``version``. An option
     the family does not take is an error.
+    ``progress("prompts", advance, total)`` hears of every prompt written (``advance=0``: the total).
     """
+    from cogen.errors import EvalError, os_error_text
     from cogen.families import family
     from cogen.folder import read_split
 
     split_data = read_split(data, config, split)
     record = family(split_data.family)
-    prompts = record.make_prompts(data, split_data, **_prompt_options(record, split_data.config, options))
+    given = _prompt_options(record, split_data.config, options)
+    prompts = record.make_prompts(data, split_data, **given)
+    if progress:
+        progress("prompts", 0, _prompt_count(split_data, given))
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     count = 0
-    with out.open("w", encoding="utf-8") as handle:
-        for prompt in prompts:
-            handle.write(json.dumps(prompt.as_dict()) + "\n")
-            count += 1
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as handle:
+            for prompt in prompts:
+                handle.write(json.dumps(prompt.as_dict()) + "\n")
+                count += 1
+                if progress:
+                    progress("prompts", 1, 0)
+    except OSError as error:
+        raise EvalError(f"cannot write {out}: {os_error_text(error)}") from None
     return count
+
+
+def _prompt_count(split_data, options: dict[str, Any]) -> int:
+    """How many prompts a split makes: one per prediction id it expects."""
+    from cogen.eval import expected_ids
+    from cogen.families import family
+
+    evaluator = family(split_data.family).evaluation()
+    return len(expected_ids(split_data, **{k: v for k, v in options.items() if k in evaluator.OPTIONS}))
 
 
 def _prompt_options(record, config: str, options: dict[str, Any]) -> dict[str, Any]:

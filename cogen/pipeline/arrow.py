@@ -1,11 +1,14 @@
-"""Turn the sampler's padded NumPy buffers into Arrow columns without Python lists."""
+"""Turn the sampler's padded NumPy buffers into Arrow columns without Python lists, and back
+(:func:`read_grids`, :func:`read_lists`, for ``cogen verify``)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["grids_column", "padded_rows_column", "names_column", "pairs_column"]
+__all__ = ["Grids", "grids_column", "names_column", "padded_rows_column", "pairs_column", "read_grids", "read_lists"]
 
 
 def _offsets(lengths: np.ndarray) -> pa.Array:
@@ -43,3 +46,46 @@ def names_column(tokens: np.ndarray, names: np.ndarray) -> pa.Array:
     """``list<string>``: each row of ``tokens`` (``-1`` padded) mapped through ``names[token]``."""
     keep = tokens >= 0
     return pa.ListArray.from_arrays(_offsets(keep.sum(axis=1)), pa.array(names[tokens[keep]], pa.string()))
+
+
+@dataclass(frozen=True)
+class Grids:
+    """A ``list<list<int>>`` column as arrays: each row's ``(height, width)`` in ``sizes``, its cells
+    row-major in ``cells[starts[i]:]``; ``regular[i]`` is False for a null grid or one whose lines
+    are not all ``width`` long."""
+
+    sizes: np.ndarray
+    cells: np.ndarray
+    starts: np.ndarray
+    regular: np.ndarray
+
+
+def _combined(column) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def read_grids(column) -> Grids:
+    """The grids of a ``list<list<int8>>`` column, without Python lists."""
+    grids = _combined(column)
+    outer = grids.offsets.to_numpy().astype(np.int64)
+    lines = grids.values
+    inner = lines.offsets.to_numpy().astype(np.int64)
+    cells = lines.values.to_numpy(zero_copy_only=False)
+    heights = np.diff(outer)
+    starts, stops = inner[outer[:-1]], inner[outer[1:]]
+    widths = (stops - starts) // np.maximum(heights, 1)
+    regular = ~grids.is_null().to_numpy(zero_copy_only=False)
+    wrong_lines = np.diff(inner[outer[0]: outer[-1] + 1]) != np.repeat(widths, heights)
+    regular[np.repeat(np.arange(len(heights)), heights)[wrong_lines]] = False
+    return Grids(np.stack([heights, widths], axis=1), cells, starts, regular)
+
+
+def read_lists(column) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, offsets)`` of a ``list<...>`` column: row ``i``'s items are
+    ``values[offsets[i]:offsets[i + 1]]`` (int64 offsets from 0; values as NumPy, or the child Arrow
+    array for nested lists)."""
+    lists = _combined(column)
+    offsets = lists.offsets.to_numpy().astype(np.int64)
+    values = lists.values.slice(offsets[0], offsets[-1] - offsets[0])
+    values = values if pa.types.is_list(values.type) else values.to_numpy(zero_copy_only=False)
+    return values, offsets - offsets[0]

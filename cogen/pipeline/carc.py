@@ -159,6 +159,10 @@ class CarcBuilder:
         """Episodes the key pass of :meth:`prepare` visits (for progress bars)."""
         return self.setting.episodes if any(c.kind != "static" for c in self.setting.configs) else 0
 
+    def fingerprints(self) -> dict[str, str]:
+        """Config name -> :meth:`fingerprint`, in spec order."""
+        return {c.name: self.fingerprint(c) for c in self.setting.configs}
+
     def fingerprint(self, config: CarcConfig) -> str:
         """Identity of everything that decides the config's bytes."""
         parts = (self.setting.fingerprint(config), str(GENERATOR_VERSION))

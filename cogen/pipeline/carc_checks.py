@@ -1,37 +1,97 @@
 """Compositional-ARC checks of ``cogen verify``: layout, held-out triplets, unique grammars, split
-rule and determinism — recomputed from the files and the manifest, never trusted from the build."""
+rule, re-derived outputs and determinism — recomputed from the files and the manifest, never
+trusted from the build.
+
+Fed one decoded row group at a time (:class:`cogen.pipeline.verify.FamilyChecks`): the grids are
+checked and re-derived group by group (:mod:`cogen.carc._replay` applies each row's grammar with
+the primitives), the small grammar columns are kept for the checks that need every row.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 
 import numpy as np
 
 from cogen.carc.episodes import EpisodeSampler
-from cogen.carc.grammar import KINDS, triplet_name
+from cogen.carc.grammar import KINDS, Variant, triplet_name
 from cogen.carc.split import held_out_triplets
 from cogen.pipeline.carc import pool_rows, regenerate_table
-from cogen.pipeline.verify import Check, determinism_check
+from cogen.pipeline.verify import Check, ConfigData, Determinism
 from cogen.specs.carc import CarcConfig, setting_from_dict
 
-__all__ = ["checks", "grammar_strings"]
+__all__ = ["CarcChecks", "checks", "grammar_strings", "rederive_examples"]
 
 _META = ["episode", "triplet", "transformations", "transformation_kwargs", "shape_indicator", "color_indicator",
          "neighbor_indicator", "neighbor_color", "query_roles"]
+#: Example grids and the column naming their kinds (None: level-2 examples, the raw pool's shots).
+_EXAMPLES = (("study_inputs", "study_outputs", "study_roles"), ("query_inputs", "query_outputs", "query_roles"),
+             ("shot_inputs", "shot_outputs", None))
+_OUTCOMES = ("replayed", "input is not one object (and N)", "a primitive cannot apply", "output differs from the "
+             "primitives'", "unknown example kind or transformation")
 
 
-def checks(folder: Path, manifest: dict, shards_per_config: int) -> list[Check]:
-    """Layout, triplet, grammar, split-rule and determinism checks of one Compositional-ARC config."""
-    tables = {split: _read(folder, info["files"], _META) for split, info in manifest["splits"].items()}
-    return [_layout_check(folder, manifest), _triplet_check(manifest, tables), _grammar_check(manifest, tables),
-            _rows_check(manifest, tables), _determinism_check(folder, manifest, shards_per_config)]
+def checks(data: ConfigData) -> CarcChecks:
+    """The checks of one Compositional-ARC config (the family record's ``checks``)."""
+    return CarcChecks(data)
 
 
-def _read(folder: Path, files: list[str], columns: list[str]):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class CarcChecks:
+    """Layout, triplet, grammar, split-rule, re-derivation and determinism checks of one config."""
 
-    return pa.concat_tables([pq.read_table(folder / f, columns=columns) for f in files])
+    def __init__(self, data: ConfigData):
+        self.data = data
+        study, queries = _expected_counts(data.manifest)
+        self.expected = {"study_inputs": study, "study_outputs": study, "query_inputs": queries,
+                         "query_outputs": queries}
+        self.layout: list[str] = []
+        self.meta: dict[str, list] = {}
+        self.outcomes = np.zeros(len(_OUTCOMES), np.int64)
+        self.wrong: list[str] = []
+        self.sampled = 0
+        self.determinism = Determinism(data, regenerate_table)
+
+    def add(self, split: str, file: str, start: int, table) -> None:
+        """Take in one decoded row group of ``file`` (rows ``start...`` of ``split``)."""
+        problems = [f"{file}: {name}: {problem}" for name, count in self.expected.items()
+                    if (problem := _grid_problem(table.column(name), count))]
+        self.layout += problems
+        self.meta.setdefault(split, []).append(table.select(_META))
+        rows = np.flatnonzero(self.data.rederive_mask(split, start, table.num_rows))
+        if len(rows) and not problems:
+            self.sampled += len(rows)
+            sample = table if len(rows) == table.num_rows else table.take(rows)
+            outcomes, owners = rederive_examples(sample, self.data.manifest["spec"].get("rotation", "paper"))
+            self.outcomes += np.bincount(outcomes, minlength=len(_OUTCOMES))
+            for i in np.flatnonzero(outcomes)[: max(0, 3 - len(self.wrong))]:
+                self.wrong.append(f"{file} row {start + rows[owners[i]]}: {_OUTCOMES[outcomes[i]]}")
+        self.determinism.add(split, file, start, table)
+
+    def finish(self) -> list[Check]:
+        """The six checks."""
+        import pyarrow as pa
+
+        manifest = self.data.manifest
+        tables = {split: pa.concat_tables(parts) for split, parts in self.meta.items()}
+        return [self._layout_check(), _triplet_check(manifest, tables), _grammar_check(manifest, tables),
+                _rows_check(manifest, tables), self._rederive_check(), self.determinism.check()]
+
+    def _layout_check(self) -> Check:
+        study, queries = self.expected["study_inputs"], self.expected["query_inputs"]
+        detail = self.layout[0] if self.layout else \
+            f"{study} study examples and {queries} queries of 10x10 grids in every row"
+        return Check(self.data.config, "episode layout", not self.layout, detail)
+
+    def _rederive_check(self) -> Check:
+        total, bad = int(self.outcomes.sum()), int(self.outcomes[1:].sum())
+        if bad:
+            return Check(self.data.config, "re-derived outputs", False,
+                         f"{bad} of {total:,} examples do not replay: " + "; ".join(self.wrong))
+        rows = sum(len(t) for parts in self.meta.values() for t in parts)
+        scope = "every example" if self.data.full or self.sampled == rows else \
+            f"the {total:,} examples of a sample of {self.sampled:,} rows (`cogen verify --full`: every row)"
+        return Check(self.data.config, "re-derived outputs", True,
+                     f"{scope}: each output re-derived from its input with the row's grammar, all equal")
 
 
 def _expected_counts(manifest: dict) -> tuple[int, int]:
@@ -55,39 +115,6 @@ def _grid_problem(column, per_row: int) -> str | None:
     if cells.size and (cells.min() < 0 or cells.max() > 9):
         return "a cell is outside 0..9"
     return None
-
-
-def _layout_check(folder: Path, manifest: dict) -> Check:
-    """Every row holds the expected 10x10 grids: leaf counts from the Parquet footers for all row
-    groups, and the decoded grids of each split's first row group."""
-    import pyarrow.parquet as pq
-
-    study, queries = _expected_counts(manifest)
-    expected = {"study_inputs": study, "study_outputs": study, "query_inputs": queries, "query_outputs": queries}
-    problems = []
-    for info in manifest["splits"].values():
-        for position, file in enumerate(info["files"]):
-            parquet = pq.ParquetFile(folder / file)
-            problems += [f"{file}: {problem}" for problem in _leaf_count_problems(parquet.metadata, expected)]
-            if position == 0 and parquet.num_row_groups:
-                table = parquet.read_row_group(0, columns=list(expected))
-                problems += [f"{file}: {name}: {problem}" for name, count in expected.items()
-                             if (problem := _grid_problem(table.column(name), count))]
-    detail = problems[0] if problems else f"{study} study examples and {queries} queries of 10x10 grids per row"
-    return Check(manifest["config"], "episode layout", not problems, detail)
-
-
-def _leaf_count_problems(metadata, expected: dict[str, int]) -> list[str]:
-    """Row groups whose grid columns do not hold ``rows * count * 100`` cells (an empty list counts 1)."""
-    problems = []
-    for group in range(metadata.num_row_groups):
-        row_group = metadata.row_group(group)
-        for i in range(row_group.num_columns):
-            name = row_group.column(i).path_in_schema.split(".")[0]
-            if name in expected and row_group.column(i).num_values != row_group.num_rows * max(100 * expected[name], 1):
-                problems.append(f"row group {group}: {name} holds {row_group.column(i).num_values} cells for "
-                                f"{row_group.num_rows} rows of {expected[name]} grids")
-    return problems
 
 
 def _triplet_check(manifest: dict, tables: dict) -> Check:
@@ -167,5 +194,80 @@ def _rows_check(manifest: dict, tables: dict) -> Check:
     return Check(manifest["config"], "split rule", not wrong, detail)
 
 
-def _determinism_check(folder: Path, manifest: dict, shards_per_config: int) -> Check:
-    return determinism_check(folder, manifest, shards_per_config, regenerate_table)
+def rederive_examples(table, rotation: str = "paper") -> tuple[np.ndarray, np.ndarray]:
+    """Outcome code of every study example and query of ``table`` (0: re-derived and equal; see
+    ``_OUTCOMES``) and the row each belongs to; the grids must be 10x10 (the layout check)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from cogen.carc._replay import replay
+
+    params, neighbors, ncolors = _row_grammars(table, rotation)
+    status, owners = [], []
+    for grid_in, grid_out, roles in _EXAMPLES:
+        if grid_in not in table.column_names:
+            continue
+        counts = np.diff(table.column(grid_in).combine_chunks().offsets.to_numpy())
+        if not counts.sum():
+            continue
+        rows = np.repeat(np.arange(table.num_rows), counts)
+        if roles is None:
+            kinds = np.full(len(rows), len(KINDS) - 1, np.int64)
+        else:
+            names = pa.array(table.column(roles).combine_chunks().flatten())
+            kinds = pc.index_in(names, value_set=pa.array(KINDS)).fill_null(-1).to_numpy(zero_copy_only=False)
+        outcome = np.zeros(len(rows), np.int64)
+        replay(_grids(table.column(grid_in)), _grids(table.column(grid_out)), np.ascontiguousarray(kinds, np.int64),
+               rows, params, neighbors, ncolors, outcome)
+        status.append(outcome)
+        owners.append(rows)
+    if not status:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(status), np.concatenate(owners)
+
+
+def _grids(column) -> np.ndarray:
+    """A ``list<list<list<int8>>>`` column of 10x10 grids as one (m, 10, 10) array."""
+    cells = column.combine_chunks().flatten().flatten().flatten()
+    return np.ascontiguousarray(cells.to_numpy(zero_copy_only=False), np.int8).reshape(-1, 10, 10)
+
+
+def _row_grammars(table, rotation: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the (type, a, b) of each role as the kernels take them (type -1 when unreadable),
+    N's cells as a 10x10 mask, N's colour."""
+    names = table.column("transformations").combine_chunks().flatten().to_pylist()
+    kwargs = table.column("transformation_kwargs").combine_chunks().flatten().to_pylist()
+    known: dict[tuple, tuple[int, int, int]] = {}
+    params = [known[key] if (key := (name, text)) in known else known.setdefault(key, _params(name, text, rotation))
+              for name, text in zip(names, kwargs, strict=True)]
+    params_array = np.array(params, np.int64).reshape(-1, 9) if len(params) == 3 * table.num_rows else \
+        np.full((table.num_rows, 9), -1, np.int64)
+    masks, unreadable = _neighbor_masks(table.column("neighbor_indicator"), table.num_rows)
+    params_array[unreadable, 0] = -1
+    ncolors = table.column("neighbor_color").to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.ascontiguousarray(params_array), masks, ncolors
+
+
+def _neighbor_masks(column, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """N's cells of every row as a 10x10 mask, and the rows whose cells are not (row, col) pairs on the grid."""
+    from cogen.pipeline.arrow import read_lists
+
+    pairs, starts = read_lists(column)
+    coordinates, pair_offsets = read_lists(pairs)
+    masks, unreadable = np.zeros((rows, 10, 10), np.bool_), np.zeros(rows, bool)
+    if np.any(np.diff(pair_offsets) != 2):
+        unreadable[:] = True
+        return masks, unreadable
+    cells = coordinates.astype(np.int64).reshape(-1, 2)
+    owners = np.repeat(np.arange(rows), np.diff(starts))
+    inside = np.all((cells >= 0) & (cells < 10), axis=1)
+    masks[owners[inside], cells[inside, 0], cells[inside, 1]] = True
+    unreadable[owners[~inside]] = True
+    return masks, unreadable
+
+
+def _params(name, text, rotation: str) -> tuple[int, int, int]:
+    try:
+        return Variant(name, tuple(json.loads(text).items())).params(rotation)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return -1, 0, 0

@@ -117,6 +117,10 @@ class CogitaoBuilder:
         """The payload of ``split`` of ``experiment`` (no regenerations yet)."""
         return SplitJob.of(experiment.domain(split), self.setting.seed, experiment.name, split, self.max_attempts)
 
+    def fingerprints(self) -> dict[str, str]:
+        """Experiment name -> :meth:`fingerprint`, in spec order."""
+        return {e.name: self.fingerprint(e) for e in self.setting.experiments}
+
     def fingerprint(self, experiment: Experiment) -> str:
         """Identity of everything that decides the experiment's bytes."""
         from cogen.bank import load_bank

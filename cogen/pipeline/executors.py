@@ -2,11 +2,19 @@
 
 Every executor is a :class:`concurrent.futures.Executor`, so the build submits the very same
 shard function to each; worker count never changes what a shard contains.
+
+Workers never outlive the build. Local workers are started with ``spawn`` as children of the
+driver and ask Linux to kill them when it dies (``PR_SET_PDEATHSIG``), however it dies, even by
+SIGKILL; they ignore Ctrl-C, which the driver alone handles: when the build stops early, the
+driver terminates them instead of waiting for their shards.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
+import sys
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 
@@ -38,11 +46,12 @@ def make_executor(kind: str = "local", workers: int = 1, address: str | None = N
         if workers <= 1:
             yield SerialExecutor()
             return
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=worker_setup, initargs=(os.getpid(),))
         try:
             yield pool
         except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)  # don't start queued shards after a failure
+            stop_workers(pool)  # don't finish running shards, don't start queued ones
             raise
         pool.shutdown(wait=True)
         return
@@ -50,6 +59,39 @@ def make_executor(kind: str = "local", workers: int = 1, address: str | None = N
         yield from _dask_executor(workers, address)
         return
     raise BuildError(f"unknown executor {kind!r}; choose one of: {', '.join(EXECUTORS)}")
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def worker_setup(driver_pid: int) -> None:
+    """Initializer of every local worker: die with the driver, leave Ctrl-C to the driver.
+
+    On Linux the kernel sends SIGKILL to the worker when the driver ends (``prctl``); elsewhere
+    the worker still ends when the driver closes the pool's pipes.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl in this libc: rely on the pipes
+            pass
+    if os.getppid() != driver_pid:  # the driver died before the line above took effect
+        os._exit(1)
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued calls and end the pool's workers now, without waiting for running calls."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+    pool.shutdown(wait=True)
 
 
 def _dask_executor(workers: int, address: str | None):

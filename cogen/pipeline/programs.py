@@ -150,6 +150,10 @@ class ProgramsBuilder:
         """No parallel key pass: a config's functions are keyed in :meth:`prepare`, in one vector step."""
         return 0
 
+    def fingerprints(self) -> dict[str, str]:
+        """Config name -> :meth:`fingerprint`, in spec order."""
+        return {c.name: self.fingerprint(c) for c in self.setting.configs}
+
     def fingerprint(self, config: ProgramsConfig) -> str:
         """Identity of everything that decides the config's bytes."""
         parts = (self.setting.fingerprint(config), str(GENERATOR_VERSION))

@@ -9,35 +9,48 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from cogen.pipeline.programs import regenerate_table
-from cogen.pipeline.verify import Check, determinism_check
+from cogen.pipeline.verify import Check, ConfigData, Determinism
 
-__all__ = ["checks", "law_problems"]
+__all__ = ["ProgramsChecks", "checks", "law_problems"]
 
 _INPUTS = [a + b + c + d for a in "AB" for b in "CD" for c in "EF" for d in "GH"]  # written out, not imported
 _BLOCK = np.array([[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 3, 3], [2, 2, 3, 3]])
 
 
-def checks(folder: Path, manifest: dict, shards_per_config: int) -> list[Check]:
-    """Law, distinctness and determinism checks of one programs config."""
-    table = _read(folder, [f for info in manifest["splits"].values() for f in info["files"]])
-    problems = law_problems(table.to_pylist())
-    law = Check(manifest["config"], "function law", not problems,
-                problems[0] if problems else f"{table.num_rows} functions: groups disjoint and covering, "
-                                             "flipping a letter flips exactly its cells")
-    return [law, _distinct_check(manifest, table),
-            determinism_check(folder, manifest, shards_per_config, regenerate_table)]
+def checks(data: ConfigData) -> ProgramsChecks:
+    """The checks of one programs config (the family record's ``checks``)."""
+    return ProgramsChecks(data)
 
 
-def _read(folder: Path, files: list[str]):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class ProgramsChecks:
+    """Law, distinctness and determinism checks of one programs config, fed decoded row groups."""
 
-    return pa.concat_tables([pq.read_table(folder / f) for f in files])
+    def __init__(self, data: ConfigData):
+        self.data = data
+        self.rows = 0
+        self.problems: list[str] = []
+        self.functions: list[str] = []
+        self.determinism = Determinism(data, regenerate_table)
+
+    def add(self, split: str, file: str, start: int, table) -> None:
+        """Take in one decoded row group of ``file`` (rows ``start...`` of ``split``)."""
+        self.rows += table.num_rows
+        self.problems += law_problems(table.to_pylist())
+        self.functions += ["|".join(outputs) for outputs in table.column("outputs").to_pylist()]
+        self.determinism.add(split, file, start, table)
+
+    def finish(self) -> list[Check]:
+        """The three checks."""
+        config = self.data.config
+        law = Check(config, "function law", not self.problems,
+                    self.problems[0] if self.problems else f"{self.rows} functions: groups disjoint and covering, "
+                                                           "flipping a letter flips exactly its cells")
+        repeats = len(self.functions) - len(set(self.functions))
+        detail = f"{repeats} functions repeat another" if repeats else f"{len(self.functions)} distinct functions"
+        return [law, Check(config, "distinct functions", not repeats, detail), self.determinism.check()]
 
 
 def _bits(text: str) -> np.ndarray | None:
@@ -95,10 +108,3 @@ def _row_problem(row: dict) -> str | None:
 def law_problems(rows: list[dict]) -> list[str]:
     """``"<id>: <problem>"`` for every row that breaks its function's defining law."""
     return [f"{row['id']}: {problem}" for row in rows if (problem := _row_problem(row))]
-
-
-def _distinct_check(manifest: dict, table) -> Check:
-    functions = ["|".join(outputs) for outputs in table.column("outputs").to_pylist()]
-    repeats = len(functions) - len(set(functions))
-    detail = f"{repeats} functions repeat another" if repeats else f"{len(functions)} distinct functions"
-    return Check(manifest["config"], "distinct functions", not repeats, detail)

@@ -2,8 +2,10 @@
 
 A shard file is ``data/<config>/<split>-XXXXX-of-YYYYY.parquet``. It is written under a hidden
 temporary name and renamed into place when complete, so a file with the final name is always
-whole. Its footer carries a ``cogen`` stamp (config fingerprint, split, row range); a resumed
-build skips a shard whose stamp matches and rewrites one whose stamp does not.
+whole. Its footer carries a ``cogen`` stamp (config fingerprint, split, row range). A resumed
+build keeps a shard only when its stamp matches *and* its bytes match the SHA-256 recorded when it
+was written (in the config's manifest, or the journal of an unfinished build); it rewrites any
+other, saying why when the file was damaged or its record is lost.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogen.errors import BuildError, os_error_text
 from cogen.families import family
-from cogen.folder import arrow_schema, shard_relpath
+from cogen.folder import arrow_schema, file_sha256, shard_record, shard_relpath
 
 __all__ = ["ConfigPlan", "ShardResult", "ShardTask", "read_stamp", "run_shard", "shard_ranges", "task_table",
            "write_parquet_atomic"]
@@ -75,7 +78,11 @@ class ConfigPlan:
 
 @dataclass
 class ShardResult:
-    """What a worker reports back: rows written, statistics, time, whether it was skipped."""
+    """What a worker reports back: rows written, statistics, time, whether it was skipped.
+
+    ``record`` is the shard's record for the manifest (SHA-256, bytes, rows, row groups);
+    ``rewritten`` says why an existing file with the shard's stamp was written again (or None).
+    """
 
     relpath: str
     config: str
@@ -84,6 +91,8 @@ class ShardResult:
     stats: dict[str, int]
     seconds: float
     skipped: bool = False
+    record: dict = field(default_factory=dict)
+    rewritten: str | None = None
 
 
 def shard_ranges(n: int, rows_per_shard: int) -> list[tuple[int, int]]:
@@ -111,11 +120,11 @@ def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stat
     """
     import pyarrow.parquet as pq
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     rows = 0
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with pq.ParquetWriter(temporary, schema, compression="zstd", compression_level=3,
                               use_dictionary=["transformations", "id"], write_statistics=False) as writer:
             for table in tables:
@@ -123,23 +132,55 @@ def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stat
                 rows += table.num_rows
             writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
         os.replace(temporary, path)
+    except OSError as error:
+        raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
     finally:
-        temporary.unlink(missing_ok=True)
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            pass
     return rows
 
 
-def run_shard(task: ShardTask, folder: str) -> ShardResult:
-    """Write one shard into ``folder`` (worker entry point for every executor); skip it if already complete."""
+def run_shard(task: ShardTask, folder: str, recorded: dict | None = None) -> ShardResult:
+    """Write one shard into ``folder`` (worker entry point for every executor).
+
+    An existing file is kept when its stamp is the task's and its bytes match ``recorded`` (the
+    record written when it was made); otherwise it is rewritten, and ``rewritten`` says why.
+    """
     start = time.perf_counter()
     path = Path(folder) / task.relpath
-    if path.exists():
+    rewritten = None
+    if path.is_file():
         stamp, stats = read_stamp(path)
         if stamp == task.stamp():
-            return ShardResult(task.relpath, task.config, task.split, task.stop - task.start, stats, 0.0, skipped=True)
+            rewritten = _damage(path, recorded)
+            if rewritten is None:
+                return ShardResult(task.relpath, task.config, task.split, task.stop - task.start, stats, 0.0,
+                                   skipped=True, record=dict(recorded))
+    elif path.exists():
+        raise BuildError(f"{path} is a folder where a shard file belongs; move it away and run the build again")
     shard_tables = family(task.family).load("shard_writer")
-    stats: dict[str, int] = {}
+    stats = {}
     rows = write_parquet_atomic(path, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(), stats)
-    return ShardResult(task.relpath, task.config, task.split, rows, stats, time.perf_counter() - start)
+    try:
+        record = shard_record(path)
+    except OSError as error:
+        raise BuildError(f"cannot read back {path}: {os_error_text(error)}") from None
+    return ShardResult(task.relpath, task.config, task.split, rows, stats, time.perf_counter() - start,
+                       record=record, rewritten=rewritten)
+
+
+def _damage(path: Path, recorded: dict | None) -> str | None:
+    """Why a shard file with the right stamp cannot be kept (None: keep it)."""
+    if not recorded:
+        return "no SHA-256 was recorded for it (its build was cut short before it was journaled)"
+    try:
+        if path.stat().st_size != recorded["bytes"] or file_sha256(path) != recorded["sha256"]:
+            return "its bytes differ from the SHA-256 recorded when it was written"
+    except OSError as error:
+        return f"it cannot be read ({os_error_text(error)})"
+    return None
 
 
 def task_table(task: ShardTask):

@@ -1,21 +1,61 @@
-"""``cogen verify``: re-check a built folder — schema, counts, leak-freedom, determinism.
+"""``cogen verify``: re-check a built folder — card, files, bytes, decoding, then the family's checks.
 
-Nothing here trusts the build: counts are read from the Parquet files, disjointness is
-recomputed from the rows with an independent hash (BLAKE2b, not the sampler's key), and
-determinism is checked by regenerating shards from the manifest alone and comparing rows.
+Nothing here trusts the build. For every config:
+
+1. **files and schema**: the files the manifest lists, and no others; their schema and row
+   counts, read from the Parquet footers;
+2. **file hashes**: every file's size and SHA-256 against the manifest's shard records (and the
+   manifest's own SHA-256 against the card, in the **card** check), so any changed byte is
+   reported with the file it is in;
+3. **decoding**: every column of every row group is decoded and validated, one row group at a
+   time, and handed to the family's checks (:attr:`cogen.families.Family.checks`), which
+   recompute what the build claims from the rows: leak-freedom and uniqueness with an
+   independent hash, outputs re-derived from inputs by the engine (on a sample of rows, or every
+   row with ``full``), and determinism by regenerating shards from the manifest alone.
+
+The family's checks run only on configs whose files are whole. A manifest written before file
+hashes existed fails the *file hashes* check with the fix (rebuild: same command, same bytes);
+its other checks still run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Protocol
 
+import numpy as np
 import yaml
 
 from cogen.families import family
-from cogen.folder import CARD_FILE, arrow_schema, config_dir, folder_manifests
+from cogen.folder import (
+                          CARD_FILE,
+                          arrow_schema,
+                          config_dir,
+                          folder_manifests,
+                          has_shard_records,
+                          manifest_sha256,
+                          record_problem,
+                          shard_records,
+)
 
-__all__ = ["Check", "determinism_check", "failed", "verify"]
+__all__ = ["SAMPLE_ROWS", "Check", "ConfigData", "Determinism", "FamilyChecks", "failed", "verify"]
+
+#: Rows per config whose outputs are re-derived when ``full`` is not asked for.
+SAMPLE_ROWS = 10_000
+#: progress(phase, advance, total): phase "rows" counts decoded rows; advance=0 announces the total.
+Progress = Callable[[str, int, int], None]
+
+
+@cache
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """What reading a damaged Parquet file can raise: pyarrow's own errors, and the builtins most of
+    them derive from (ArrowInvalid from ValueError, ArrowIOError is OSError, ...)."""
+    import pyarrow as pa
+
+    return (pa.ArrowException, OSError, ValueError, TypeError, IndexError, KeyError, NotImplementedError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -28,35 +68,100 @@ class Check:
     detail: str = ""
 
 
-def verify(folder: str | Path, shards_per_config: int = 2) -> list[Check]:
-    """Run every check on the dataset folder ``folder``; regenerate up to ``shards_per_config`` shards each.
+@dataclass(frozen=True)
+class ConfigData:
+    """One config under verification, as its family's checks see it.
 
-    Checks common to every family (the card, the files and their schema) come first; the
-    family's own checks (:attr:`cogen.families.Family.checks`) run on configs whose files are sound.
+    ``shards``: how many shards to regenerate for the determinism check; ``full``: re-derive the
+    outputs of every row instead of a sample (:meth:`rederive_mask`).
+    """
+
+    folder: Path
+    manifest: dict
+    shards: int = 2
+    full: bool = False
+
+    @property
+    def config(self) -> str:
+        """The config's name."""
+        return self.manifest["config"]
+
+    def total_rows(self) -> int:
+        """Rows of the config, all splits together (from the manifest)."""
+        return sum(info["rows"] for info in self.manifest["splits"].values())
+
+    def rederive_mask(self, split: str, start: int, count: int) -> np.ndarray:
+        """Which of rows ``[start, start + count)`` of ``split`` to re-derive: all with ``full``, else a
+        seeded sample of about :data:`SAMPLE_ROWS` rows per config (the same rows every time)."""
+        if self.full:
+            return np.ones(count, bool)
+        rate = min(1.0, SAMPLE_ROWS / max(1, self.total_rows()))
+        seed = int(str(self.manifest.get("fingerprint", "0"))[:15] or "0", 16)
+        rng = np.random.default_rng([seed, list(self.manifest["splits"]).index(split), start])
+        return rng.random(count) < rate
+
+    def regenerated_files(self) -> set[str]:
+        """The files the determinism check regenerates: up to ``shards``, spread over the splits."""
+        files = [f for info in self.manifest["splits"].values() for f in info["files"]]
+        count = min(self.shards, len(files))
+        return {files[i] for i in np.linspace(0, len(files) - 1, count, dtype=int)} if count else set()
+
+
+class FamilyChecks(Protocol):
+    """A family's checks of one config (``Family.checks(data) -> FamilyChecks``).
+
+    :meth:`add` gets every row group of every file, decoded, in split and file order (``start``:
+    the split-level index of the table's first row); :meth:`finish` returns the checks.
+    """
+
+    def add(self, split: str, file: str, start: int, table) -> None: ...
+
+    def finish(self) -> list[Check]: ...
+
+
+def verify(folder: str | Path, shards_per_config: int = 2, *, full: bool = False,
+           progress: Progress | None = None) -> list[Check]:
+    """Run every check on the dataset folder ``folder`` (see the module docstring).
+
+    ``shards_per_config``: shards each config regenerates for the determinism check; ``full``:
+    re-derive every row's outputs, not a sample; ``progress`` hears of every decoded row group.
     """
     folder = Path(folder)
     manifests = folder_manifests(folder)
+    if progress:
+        progress("rows", 0, sum(info["rows"] for m in manifests.values() for info in m["splits"].values()))
     checks = [_card_check(folder, manifests)]
     for manifest in manifests.values():
-        file_checks = _file_checks(folder, manifest)
-        checks += file_checks
-        if all(c.ok for c in file_checks):
-            family_checks = family(manifest.get("family")).load("checks")
-            checks += family_checks(folder, manifest, shards_per_config)
+        checks += _config_checks(ConfigData(folder, manifest, shards_per_config, full), progress)
+    return checks
+
+
+def _config_checks(data: ConfigData, progress: Progress | None) -> list[Check]:
+    files_check, readable = _file_checks(data.folder, data.manifest)
+    hash_check, changed = _hash_check(data.folder, data.manifest)
+    checks = [files_check, hash_check]
+    if readable and not changed:
+        checks += _decode_and_check(data, progress)
+    elif progress:
+        progress("rows", data.total_rows(), 0)
     return checks
 
 
 def _card_check(folder: Path, manifests: dict) -> Check:
+    from cogen.card.body import manifest_checksums
+
     readme = folder / CARD_FILE
     if not readme.is_file():
         return Check("", "card", False, f"{CARD_FILE} is missing; rerun `cogen build` or `cogen card`")
-    text = readme.read_text(encoding="utf-8")
     try:
+        text = readme.read_text(encoding="utf-8")
         header = yaml.safe_load(text.split("---", 2)[1])
-    except (IndexError, yaml.YAMLError) as error:
-        return Check("", "card", False, f"README.md has no readable YAML header ({error})")
-    listed = {c["config_name"]: c for c in header.get("configs", [])}
-    infos = {i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]} for i in header.get("dataset_info", [])}
+        listed = {c["config_name"]: c for c in header.get("configs", [])}
+        infos = {i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]}
+                 for i in header.get("dataset_info", [])}
+    except (OSError, UnicodeDecodeError, IndexError, KeyError, TypeError, AttributeError, yaml.YAMLError) as error:
+        return Check("", "card", False, f"README.md has no readable YAML header ({type(error).__name__}: {error}); "
+                                        "rerun `cogen card`")
     problems = [f"{name} missing from configs" for name in manifests if name not in listed]
     problems += [f"{name} listed but not built" for name in listed if name not in manifests]
     problems += [f"{name} row counts differ" for name, m in manifests.items()
@@ -64,56 +169,171 @@ def _card_check(folder: Path, manifests: dict) -> Check:
     defaults = [name for name, c in listed.items() if c.get("default")]
     if len(defaults) != 1:
         problems.append(f"{len(defaults)} default configs (need exactly one)")
-    return Check("", "card", not problems, "; ".join(problems) or f"{len(listed)} configs, counts match")
+    problems += _manifest_checksum_problems(folder, manifests, manifest_checksums(text))
+    return Check("", "card", not problems, "; ".join(problems) or f"{len(listed)} configs, counts and manifests match")
 
 
-def _file_checks(folder: Path, manifest: dict) -> list[Check]:
-    import pyarrow.parquet as pq
+def _manifest_checksum_problems(folder: Path, manifests: dict, listed: dict[str, str]) -> list[str]:
+    if not listed:
+        return ["the card lists no manifest SHA-256 (written by an older cogen): rebuild, or rerun `cogen card`"]
+    problems = []
+    for name in manifests:
+        if name not in listed:
+            problems.append(f"the card lists no SHA-256 for manifests/{name}.json; rerun `cogen card`")
+        elif manifest_sha256(folder, name) != listed[name]:
+            problems.append(f"manifests/{name}.json changed after the card was written (its SHA-256 differs from "
+                            "the card's); rebuild the config, or rerun `cogen card` if you changed it on purpose")
+    return problems
 
+
+def _file_checks(folder: Path, manifest: dict) -> tuple[Check, bool]:
+    """The files-and-schema check, and whether every listed file has a readable footer."""
     config = manifest["config"]
     expected = arrow_schema(manifest["columns"])
     shards = config_dir(folder, config)
     listed = {f for split in manifest["splits"].values() for f in split["files"]}
-    present = {str(p.relative_to(folder).as_posix()) for p in shards.glob("*")} if shards.is_dir() else set()
+    present = {p.relative_to(folder).as_posix() for p in shards.iterdir()} if shards.is_dir() else set()
     problems = [f"missing {f}" for f in sorted(listed - present)]
     problems += [f"unexpected {f}" for f in sorted(present - listed)]
-    counts = []
+    counts, readable = [], not (listed - present)
     for split, info in manifest["splits"].items():
         rows = 0
         for file in info["files"]:
             if file not in present:
                 continue
-            schema = pq.read_schema(folder / file)
-            if not schema.remove_metadata().equals(expected.remove_metadata()):
-                problems.append(f"{file}: schema differs from the manifest's columns")
-            if schema.metadata.get(b"huggingface") != expected.metadata[b"huggingface"]:
-                problems.append(f"{file}: Hugging Face features metadata differs")
-            rows += pq.read_metadata(folder / file).num_rows
+            footer = _footer(folder / file, expected)
+            if isinstance(footer, str):
+                problems.append(f"{file}: {footer}")
+                readable = False
+            else:
+                rows += footer
         counts.append(f"{split} {rows}")
-        if rows != info["rows"]:
+        if readable and rows != info["rows"]:
             problems.append(f"{split}: {rows} rows in the files, {info['rows']} in the manifest")
-    return [Check(config, "files and schema", not problems, "; ".join(problems) or ", ".join(counts))]
+    return Check(config, "files and schema", not problems, "; ".join(problems) or ", ".join(counts)), readable
 
 
-def determinism_check(folder: Path, manifest: dict, shards_per_config: int, regenerate) -> Check:
-    """Regenerate up to ``shards_per_config`` shards (spread over the splits) from the manifest alone
-    with ``regenerate(manifest, split, start, stop) -> pyarrow.Table`` and compare them row for row."""
-    import numpy as np
+def _footer(path: Path, expected) -> int | str:
+    """The row count of a Parquet file whose schema is ``expected``, or what is wrong with it."""
     import pyarrow.parquet as pq
 
-    from cogen.pipeline.shards import read_stamp
+    try:
+        metadata = pq.read_metadata(path)
+        schema = metadata.schema.to_arrow_schema()
+    except _read_errors() as error:
+        return f"not a readable Parquet file ({_reason(error)})"
+    if not schema.remove_metadata().equals(expected.remove_metadata()):
+        return "schema differs from the manifest's columns"
+    if (schema.metadata or {}).get(b"huggingface") != expected.metadata[b"huggingface"]:
+        return "Hugging Face features metadata differs"
+    return metadata.num_rows
 
-    shards = [(split, f) for split, info in manifest["splits"].items() for f in info["files"]]
-    count = min(shards_per_config, len(shards))
-    chosen = list(dict.fromkeys(shards[i] for i in np.linspace(0, len(shards) - 1, count, dtype=int))) if count else []
-    for split, file in chosen:
-        stored = pq.read_table(folder / file)
-        stamp, _ = read_stamp(folder / file)
-        fresh = regenerate(manifest, split, stamp["start"], stamp["stop"])
-        if not fresh.equals(stored.replace_schema_metadata(None).cast(fresh.schema)):
-            return Check(manifest["config"], "determinism", False, f"{file} differs when regenerated")
-    return Check(manifest["config"], "determinism", True,
-                 f"{len(chosen)} shard(s) regenerated byte for byte from the manifest")
+
+def _hash_check(folder: Path, manifest: dict) -> tuple[Check, bool]:
+    """The file-hashes check, and whether a file differs from its record (False for a legacy manifest)."""
+    config = manifest["config"]
+    if not has_shard_records(manifest):
+        version = manifest.get("versions", {}).get("cogen", "an older version")
+        return Check(config, "file hashes", False,
+                     f"manifests/{config}.json records no file hashes (written by cogen {version}), so its files "
+                     "cannot be checked byte for byte; rebuild it with the same `cogen build` command (same bytes) "
+                     "to record them"), False
+    records = shard_records(manifest)
+    listed = [f for info in manifest["splits"].values() for f in info["files"]]
+    problems = [f"{f}: no record in the manifest" for f in listed if f not in records]
+    present = {f: r for f, r in records.items() if (folder / f).exists()}  # a missing file: "files and schema"
+    problems += [p for f, r in present.items() if (p := record_problem(folder, f, r))]
+    detail = "; ".join(problems) or f"{len(present)} files match their SHA-256"
+    return Check(config, "file hashes", not problems, detail), bool(problems)
+
+
+def _decode_and_check(data: ConfigData, progress: Progress | None) -> list[Check]:
+    """Decode every row group of every file and feed it to the family's checks."""
+    record = family(data.manifest.get("family"))
+    checker: FamilyChecks | None = record.load("checks")(data)
+    problems: list[str] = []
+    stopped: str | None = None
+    groups = rows = 0
+    for split, info in data.manifest["splits"].items():
+        start = 0
+        for file in info["files"]:
+            for table, problem in _row_groups(data.folder / file):
+                if problem is not None:
+                    problems.append(f"{file}: {problem}")
+                    break
+                groups, rows = groups + 1, rows + table.num_rows
+                if checker is not None:
+                    try:
+                        checker.add(split, file, start, table)
+                    except Exception as error:  # unexpected content: a failed check, never a traceback
+                        stopped, checker = f"{file}: {_reason(error)}", None
+                start += table.num_rows
+                if progress:
+                    progress("rows", table.num_rows, 0)
+    detail = "; ".join(problems) or f"{groups} row groups, {rows:,} rows, every column decoded and valid"
+    checks = [Check(data.config, "decoding", not problems, detail)]
+    if problems:
+        return checks
+    if stopped is not None:
+        return [*checks, Check(data.config, f"{record.title} checks", False,
+                               f"the checks stopped on unexpected content: {stopped}")]
+    return [*checks, *checker.finish()] if checker is not None else checks
+
+
+def _row_groups(path: Path):
+    """``(table, None)`` for every row group of a Parquet file, then ``(None, problem)`` if one cannot
+    be decoded (the rest of the file is skipped)."""
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+        count = parquet.num_row_groups
+    except _read_errors() as error:
+        yield None, f"cannot be opened ({_reason(error)})"
+        return
+    for group in range(count):
+        try:
+            table = parquet.read_row_group(group)
+            table.validate(full=True)
+        except _read_errors() as error:
+            yield None, f"row group {group} cannot be decoded ({_reason(error)})"
+            return
+        yield table.replace_schema_metadata(None), None
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {text[:200]}" if text else type(error).__name__
+
+
+class Determinism:
+    """The determinism check, fed row groups: those of :meth:`ConfigData.regenerated_files` are
+    regenerated from the manifest alone with ``regenerate(manifest, split, start, stop) ->
+    pyarrow.Table`` and compared row for row."""
+
+    def __init__(self, data: ConfigData, regenerate):
+        self.data, self.regenerate = data, regenerate
+        self.files = data.regenerated_files()
+        self.seen: set[str] = set()
+        self.differs: str | None = None
+
+    def add(self, split: str, file: str, start: int, table) -> None:
+        """Compare the rows of ``table`` with their regeneration (if ``file`` is one of the chosen)."""
+        if file not in self.files or self.differs is not None:
+            return
+        self.seen.add(file)
+        fresh = self.regenerate(self.data.manifest, split, start, start + table.num_rows)
+        if not fresh.equals(table.cast(fresh.schema)):
+            self.differs = file
+
+    def check(self, problem: str | None = None) -> Check:
+        """The check's result (``problem``: a reason it could not run)."""
+        config = self.data.config
+        if problem is not None:
+            return Check(config, "determinism", False, problem)
+        if self.differs is not None:
+            return Check(config, "determinism", False, f"{self.differs} differs when regenerated")
+        return Check(config, "determinism", True, f"{len(self.seen)} shard(s) regenerated byte for byte from the manifest")
 
 
 def failed(checks: list[Check]) -> list[Check]:

@@ -46,6 +46,9 @@ def resolve_spec_path(path_or_name: str | Path) -> Path:
     packaged = packaged_specs()
     if str(path_or_name) in packaged:
         return packaged[str(path_or_name)]
+    if path.is_dir():
+        raise SpecError("is a folder, not a spec file", where=str(path),
+                        fix="name a YAML spec file in it, or a packaged spec: " + ", ".join(packaged))
     if path.suffix in (".yaml", ".yml") or path.parent != Path("."):
         raise SpecError("file not found", where=str(path),
                         fix=f"check the path, or use a packaged spec: {', '.join(packaged)}")

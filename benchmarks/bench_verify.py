@@ -1,0 +1,115 @@
+"""`cogen verify`: how long it takes, and whether a flipped byte ever gets through.
+
+    python benchmarks/bench_verify.py time FOLDER [R]       # verify, then verify --full, R runs each
+    python benchmarks/bench_verify.py flips FOLDER [N] [S]  # N flipped bytes (seed S) in a validation shard
+
+``time`` runs each verification in a fresh process and prints the seconds of the ``verify`` call
+(interpreter start excluded) and the process's peak RSS. For the issue-18 numbers, FOLDER is the
+default build (``cogen build``, no flags: the five C1 configs, 520k rows).
+
+``flips`` repeats the experiment of issue 18: copy one config of FOLDER (``--config``-like first
+config, the whole config: its shards, manifest and preview, with a card written by ``cogen
+card``), then, one offset at a time, flip one byte of its validation shard, run ``cogen verify``
+and ``cogen push --dry-run`` as a user would, and restore the byte. A flip is *caught* when both
+commands exit 1, both name the shard, and neither prints a traceback. Offsets are drawn uniformly
+over the file with NumPy's generator seeded with S. Prints one line per offset, then "N of N caught".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TERMINAL_WIDTH": "400", "COLUMNS": "400"}
+
+
+def _timed_child(folder: str, full: bool) -> None:
+    from cogen.pipeline.verify import failed, verify
+
+    start = time.perf_counter()
+    checks = verify(folder, full=full)
+    seconds = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": round(seconds, 1), "peak_rss_mb": round(peak_mb), "checks": len(checks),
+                      "failed": len(failed(checks))}))
+
+
+def timing(folder: Path, repeat: int) -> None:
+    rows = sum(info["rows"] for path in (folder / "manifests").glob("*.json")
+               for info in json.loads(path.read_text())["splits"].values())
+    print(f"{folder}: {rows:,} rows")
+    for full in (False, True):
+        for _ in range(repeat):
+            out = subprocess.run([sys.executable, __file__, "_time", str(folder), str(int(full))], env=ENV,
+                                 capture_output=True, text=True, check=True)
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+            print(f"verify{' --full' if full else '       '}: {row['seconds']:6.1f} s, peak RSS {row['peak_rss_mb']} MB, "
+                  f"{row['checks']} checks, {row['failed']} failed ({rows / row['seconds']:,.0f} rows/s)")
+
+
+def _one_config(folder: Path, scratch: Path) -> tuple[Path, str]:
+    """A copy of the first config of ``folder`` with its own card; returns (copy, validation shard)."""
+    manifest_file = sorted((folder / "manifests").glob("*.json"))[0]
+    manifest = json.loads(manifest_file.read_text())
+    config = manifest["config"]
+    copy = scratch / "one"
+    shutil.copytree(folder / "data" / config, copy / "data" / config)
+    (copy / "manifests").mkdir()
+    shutil.copy(manifest_file, copy / "manifests")
+    if (folder / "previews" / f"{config}.png").is_file():
+        (copy / "previews").mkdir()
+        shutil.copy(folder / "previews" / f"{config}.png", copy / "previews")
+    subprocess.run([sys.executable, "-m", "cogen", "card", str(copy), "--no-previews"], env=ENV, check=True,
+                   capture_output=True)
+    return copy, manifest["splits"]["validation"]["files"][0]
+
+
+def _cogen(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cogen", *args], env=ENV, capture_output=True, text=True)
+
+
+def flips(folder: Path, count: int, seed: int) -> None:
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as scratch:
+        copy, shard = _one_config(folder, Path(scratch))
+        path = copy / shard
+        original = path.read_bytes()
+        offsets = sorted(np.random.default_rng(seed).choice(len(original), count, replace=False).tolist())
+        print(f"{shard}: {len(original):,} bytes; {count} offsets, seed {seed}")
+        caught = 0
+        for offset in offsets:
+            path.write_bytes(original[:offset] + bytes([original[offset] ^ 0xFF]) + original[offset + 1:])
+            started = time.perf_counter()
+            verify = _cogen("verify", str(copy), "--no-progress")
+            push = _cogen("push", str(copy), "--repo", "org/bench", "--dry-run")
+            seconds = time.perf_counter() - started
+            named = shard in " ".join(verify.stdout.split()) and shard in push.stderr
+            clean = "Traceback" not in verify.stderr + push.stderr
+            ok = verify.returncode == 1 and push.returncode == 1 and named and clean
+            caught += ok
+            failing = [line.split("│")[2].strip() for line in verify.stdout.splitlines()
+                       if "FAILED" in line and line.count("│") > 3]
+            print(f"offset {offset:>7}: {'caught' if ok else 'MISSED'} (verify {verify.returncode}, push "
+                  f"{push.returncode}; failed: {', '.join(failing) or '-'}; {seconds:.1f} s)")
+        path.write_bytes(original)
+        print(f"{caught} of {count} caught")
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode == "time" and len(sys.argv) > 2:
+        timing(Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 2)
+    elif mode == "flips" and len(sys.argv) > 2:
+        flips(Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 30, int(sys.argv[4]) if len(sys.argv) > 4 else 18)
+    elif mode == "_time":
+        _timed_child(sys.argv[2], sys.argv[3] == "1")
+    else:
+        sys.exit(__doc__)

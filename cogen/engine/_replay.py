@@ -1,0 +1,90 @@
+"""Numba kernel that replays stored COGITAO scenes with the engine (``cogen verify``'s re-derivation).
+
+A stored row says which bank objects sit where on its input grid and which sequence turns it
+into its output. :func:`replay` redraws the input from the bank objects and applies the sequence
+with :func:`cogen.engine._kernels.run_scene`, independently of the sampler that made the row,
+and compares both grids with the stored ones. It calls the engine's kernels, so this module pins
+their file's digest (``KERNELS_SHA256``, see :mod:`cogen.pins`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cogen._jit import kernel
+from cogen.engine._kernels import OK, render_scene, run_scene
+
+KERNELS_SHA256 = "0a8d3008c3947e7e531c43cd4bfe07b7810ec158823e1145b56c9c90e0597d26"
+
+__all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "replay"]
+
+#: Outcome of each row: replayed and equal, input not drawn by its objects, sequence fails,
+#: output differs from the engine's, an object id or position that cannot be.
+REPLAYED, INPUT_DIFFERS, CANNOT_REPLAY, OUTPUT_DIFFERS, BAD_OBJECT = range(5)
+
+
+@kernel
+def _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
+    """Put row ``s``'s bank objects into ``boxes``/``pixels``; False when an id or position cannot be."""
+    bank_pixels, bank_offsets, bank_shapes = bank
+    height, width = sizes[s, 0], sizes[s, 1]
+    for i in range(object_starts[s + 1] - object_starts[s]):
+        k = object_starts[s] + i
+        bank_id = ids[k]
+        if bank_id < 0 or bank_id >= bank_shapes.shape[0]:
+            return False
+        h, w = bank_shapes[bank_id, 0], bank_shapes[bank_id, 1]
+        row, col = positions[k, 0], positions[k, 1]
+        if row < 0 or col < 0 or row + h > height or col + w > width or h * w > pixels.shape[1]:
+            return False
+        boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3] = row, col, h, w
+        start = bank_offsets[bank_id]
+        pixels[i, : h * w] = bank_pixels[start: start + h * w]
+    return True
+
+
+@kernel
+def _same(grid, cells, start, height, width):
+    """True when ``grid[:height, :width]`` holds the row-major ``cells[start:]``."""
+    for r in range(height):
+        for c in range(width):
+            if grid[r, c] != cells[start + r * width + c]:
+                return False
+    return True
+
+
+@kernel
+def replay(rows, sizes, inputs, input_starts, outputs, output_starts, tokens, token_starts, ids, positions,
+           object_starts, bank, status):
+    """Replay the stored rows ``rows``; ``status[j]`` gets the outcome of row ``rows[j]`` (``REPLAYED``, ...).
+
+    Per stored row ``s``: ``sizes[s]`` (height, width) of both grids; its cells row-major in
+    ``inputs[input_starts[s]:]`` and ``outputs[output_starts[s]:]`` (int8); its sequence (int64
+    tokens) in ``tokens[token_starts[s]:token_starts[s + 1]]``; its objects' bank ids and top-left
+    positions ((m, 2) int64) at ``object_starts[s]:object_starts[s + 1]``. ``bank`` = (pixels,
+    offsets, shapes) of the object bank.
+    """
+    max_h, max_w, max_n = 1, 1, 1
+    for s in rows:
+        max_h, max_w = max(max_h, sizes[s, 0]), max(max_w, sizes[s, 1])
+        max_n = max(max_n, object_starts[s + 1] - object_starts[s])
+    grid = np.zeros((max_h, max_w), np.int8)
+    boxes = np.zeros((max_n, 4), np.int32)
+    pixels = np.zeros((max_n, max_h * max_w), np.int8)
+    for j in range(rows.shape[0]):
+        s = rows[j]
+        height, width, n = sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
+        pixels[:n] = 0
+        if not _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
+            status[j] = BAD_OBJECT
+            continue
+        render_scene(boxes, pixels, n, height, width, grid)
+        if not _same(grid, inputs, input_starts[s], height, width):
+            status[j] = INPUT_DIFFERS
+            continue
+        if run_scene(tokens[token_starts[s]: token_starts[s + 1]], height, width, boxes[:n], pixels[:n], grid) != OK:
+            status[j] = CANNOT_REPLAY
+        elif not _same(grid, outputs, output_starts[s], height, width):
+            status[j] = OUTPUT_DIFFERS
+        else:
+            status[j] = REPLAYED
