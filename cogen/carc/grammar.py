@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "KWARGS", "ROLES", "ROTATION_MODES", "TRANSFORMATIONS", "Variant", "expand_variants",
-           "triplet_name"]
+__all__ = ["KINDS", "KWARGS", "QUERY_MODES", "ROLES", "ROTATION_MODES", "ROTATION_TYPE_8", "TRANSFORMATIONS", "Variant",
+           "expand_variants", "triplet_name"]
 
 #: The five transformation types, in the reference's YAML order (the split shuffles triplets in this order).
 TRANSFORMATIONS = ("translation", "mirror", "rotation", "set_color", "grow")
@@ -34,6 +34,14 @@ KINDS = ("shape", "color", "neighbor", "shape+color", "shape+neighbor", "color+n
 #: ``paper``: rotation_type 8 turns counter-clockwise, as the paper says; ``reference``: 8 is
 #: clockwise like 0, as the public code does.
 ROTATION_MODES = ("paper", "reference")
+#: What ``rotation_type: 8`` does in each rotation mode (rows and exports say it in these words).
+ROTATION_TYPE_8 = {"paper": "counter-clockwise", "reference": "clockwise"}
+#: How an episode's grammar and examples are drawn. ``reference``: with the public generator's
+#: distribution, whose restart unless 14 independently drawn query positions are all distinct
+#: favours small shapes S and roomy indicator positions; study examples may repeat, as there.
+#: ``distinct``: level-2 positions drawn without replacement from every valid one and study
+#: examples that never repeat (cogen's first generator, byte for byte).
+QUERY_MODES = ("reference", "distinct")
 
 _GROW = {"-x": (-1, 0), "+x": (1, 0), "-y": (0, -1), "+y": (0, 1)}
 

@@ -31,8 +31,9 @@ from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table
 __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_rows", "pool_keys", "pool_rows",
            "regenerate_table", "shard_tables"]
 
-#: Bump when the generator changes what a (spec, index, retry) produces.
-GENERATOR_VERSION = 1
+#: Bump when the generator changes what a (spec, index, retry) produces. 2: the reference query
+#: mode is the default (``queries: distinct`` gives version 1's rows).
+GENERATOR_VERSION = 2
 #: Episodes the pilot generates before any worker starts (compiles the kernels, fails fast).
 PILOT_EPISODES = 8
 
@@ -129,7 +130,7 @@ def static_episodes(setting: CarcSetting):
     from cogen.carc.static import generate_static
 
     return generate_static(setting.static, stream_seed(setting.static.seed, f"{setting.name}-static"),
-                           setting.rotation, setting.degenerate == "keep", tuple(setting.shape_size))
+                           setting.rotation, setting.degenerate == "keep", tuple(setting.shape_size), setting.queries)
 
 
 def _static_rows(setting: CarcSetting, episodes) -> dict[str, RowData]:
