@@ -3,6 +3,11 @@
 A row of a Compositional-ARC config is an episode with several queries; query ``j`` of row
 ``<id>`` is predicted under the id ``<id>-q<j>`` (:func:`query_id`). ``queries="first"`` expects
 only query 0 of each episode, as the paper does for general-purpose LLMs.
+
+``color_accuracy`` and ``shape_accuracy`` are the reference's set-based forms, the numbers of the
+paper's tables; ``color_accuracy_counts`` and ``shape_accuracy_counts`` are the count-based forms
+of the paper's App. D.1 wording (see :mod:`cogen.metrics.carc`). Both appear overall and in every
+breakdown.
 """
 
 from __future__ import annotations
@@ -29,8 +34,8 @@ OPTIONS = {"queries": "all"}
 #: Reads a predictions file (``id``, ``prediction`` grid) for :func:`score`.
 read = read_predictions
 #: The metrics ``cogen eval`` prints first.
-HEADLINES = ("exact_match", "exact_match_valid", "color_accuracy", "color_accuracy_code", "shape_accuracy",
-             "shape_accuracy_code", "valid_rate")
+HEADLINES = ("exact_match", "exact_match_valid", "color_accuracy", "shape_accuracy", "color_accuracy_counts",
+             "shape_accuracy_counts", "valid_rate")
 
 
 def query_id(row_id: str, query: int) -> str:
@@ -115,7 +120,8 @@ def _summary(scores: CarcScores, mask: np.ndarray) -> dict:
         return float(values[mask].mean()) if n else float("nan")
 
     return {"n": n, "exact_match": mean(scores.exact), "color_accuracy": mean(scores.color),
-            "shape_accuracy": mean(scores.shape), "format_errors": int((~scores.valid[mask]).sum())}
+            "shape_accuracy": mean(scores.shape), "color_accuracy_counts": mean(scores.color_counts),
+            "shape_accuracy_counts": mean(scores.shape_counts), "format_errors": int((~scores.valid[mask]).sum())}
 
 
 def _breakdowns(split: SplitData, rows: np.ndarray, scores: CarcScores) -> dict:
@@ -148,8 +154,8 @@ def evaluate_carc(split: SplitData, predictions: GridStack, report: FormatReport
         "format_errors": report.as_dict(),
         "grid_accuracy": mean(scores.exact), "exact_match": mean(scores.exact),
         "exact_match_valid": mean(scores.exact, valid),
-        "color_accuracy": mean(scores.color), "color_accuracy_code": mean(scores.color_code),
-        "shape_accuracy": mean(scores.shape), "shape_accuracy_code": mean(scores.shape_code),
+        "color_accuracy": mean(scores.color), "shape_accuracy": mean(scores.shape),
+        "color_accuracy_counts": mean(scores.color_counts), "shape_accuracy_counts": mean(scores.shape_counts),
         "errors": errors,
         "error_shares": {name: count / wrong if wrong else 0.0 for name, count in errors.items()},
     }
