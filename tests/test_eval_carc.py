@@ -221,3 +221,28 @@ def test_headline_colour_and_shape_accuracy_are_the_reference_compute_accuracy(d
         assert metrics[ours] == pytest.approx(expected, abs=1e-12), ours
     assert metrics["color_accuracy"] > metrics["color_accuracy_counts"]  # stray cells pass the set form only
     assert 0 < metrics["exact_match"] < metrics["shape_accuracy"] < 1
+
+
+def test_the_rotation_convention_comes_from_the_rows(data):
+    import pyarrow as pa
+
+    from cogen.errors import EvalError
+    from cogen.eval.carc import _rotation
+    from cogen.folder import SplitData
+
+    split = read_split(data, CONFIG, "test")
+    assert _rotation(split) == "paper"
+    column = split.table.schema.get_field_index("rotation_type_8")
+
+    def with_turns(turns):
+        table = split.table.set_column(column, "rotation_type_8", pa.array(turns, pa.string()))
+        return SplitData(split.manifest, table, split.split, split.source)
+
+    n = split.table.num_rows
+    assert _rotation(with_turns(["clockwise"] * n)) == "reference"  # the rows win over the manifest
+    with pytest.raises(EvalError, match="disagree"):
+        _rotation(with_turns(["clockwise"] + ["counter-clockwise"] * (n - 1)))
+    with pytest.raises(EvalError, match="sideways"):
+        _rotation(with_turns(["sideways"] * n))
+    older = SplitData(split.manifest, split.table.drop(["rotation_type_8"]), split.split, split.source)
+    assert _rotation(older) == "paper"  # data of generator 1: the manifest's spec

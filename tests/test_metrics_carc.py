@@ -82,6 +82,20 @@ def test_rotation_mode_decides_the_primitive_candidate(rotation, cells):
     assert classify_error(grid(cells, 3), q) == "primitive/shape"
 
 
+def test_rows_say_their_rotation_convention():
+    from cogen.metrics.carc import queries_from_row
+
+    row = {"query_inputs": [grid(OBJECT, 3)], "query_outputs": [grid(OBJECT, 1)],
+           "transformations": ["rotation", "set_color", "grow"],
+           "transformation_kwargs": ['{"rotation_type": 8}', '{"new_color": 1}', '{"direction": "-x"}'],
+           "neighbor_indicator": [[7, 7]], "neighbor_color": 5}
+    assert queries_from_row(row)[0].rotation == "paper"  # rows of cogen 1 have no column: the paper's convention
+    assert queries_from_row({**row, "rotation_type_8": "clockwise"})[0].rotation == "reference"
+    assert queries_from_row({**row, "rotation_type_8": "counter-clockwise"})[0].rotation == "paper"
+    with pytest.raises(ValueError, match="not one of counter-clockwise, clockwise"):
+        queries_from_row({**row, "rotation_type_8": "sideways"})
+
+
 def test_invalid_primitives_give_no_candidate():
     edge = [(0, 5), (1, 5)]  # growing up leaves the grid
     q = CarcQuery(grid(edge, 3), grid(right(edge), 1), (TRANSLATE_RIGHT, RED, GROW_UP), tuple(NEIGHBOR), 5)

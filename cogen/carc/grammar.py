@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["KINDS", "KWARGS", "QUERY_MODES", "ROLES", "ROTATION_MODES", "ROTATION_TYPE_8", "TRANSFORMATIONS", "Variant",
-           "expand_variants", "triplet_name"]
+           "expand_variants", "rotation_mode", "triplet_name"]
 
 #: The five transformation types, in the reference's YAML order (the split shuffles triplets in this order).
 TRANSFORMATIONS = ("translation", "mirror", "rotation", "set_color", "grow")
@@ -102,3 +102,11 @@ def expand_variants(transformations: Sequence[tuple[str, Sequence[tuple[str, Seq
 def triplet_name(types: Sequence[str] | Mapping) -> str:
     """``translation+rotation+grow``: the episode's types in canonical order, joined by ``+``."""
     return "+".join(sorted(types, key=TRANSFORMATIONS.index))
+
+
+def rotation_mode(rotation_type_8: str) -> str:
+    """The rotation mode (``paper`` or ``reference``) whose ``rotation_type`` 8 turns as ``rotation_type_8`` says."""
+    for mode, turn in ROTATION_TYPE_8.items():
+        if turn == rotation_type_8:
+            return mode
+    raise ValueError(f"rotation_type_8 is {rotation_type_8!r}, not one of {', '.join(ROTATION_TYPE_8.values())}")

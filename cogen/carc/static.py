@@ -51,6 +51,7 @@ class StaticEpisodes:
     shape_words: np.ndarray
     neighbor_words: np.ndarray
     causes: np.ndarray
+    rotation: str = "paper"
 
 
 def _grammars(rotation: str):
@@ -98,7 +99,7 @@ def generate_static(spec: StaticSpec, stream: int, rotation: str = "paper", keep
         raise GenerationError(f"static episode {int(np.flatnonzero(~ok)[0])} could not be filled")
     return StaticEpisodes(layout, grids, variants, g[:, K.G_COLOR].copy(), g[:, K.G_NCOLOR].copy(),
                           masks[:, K.M_SHAPE: K.M_SHAPE + 2].copy(), masks[:, K.M_NCELLS: K.M_NCELLS + 2].copy(),
-                          causes)
+                          causes, rotation)
 
 
 def _kinds(layout: Layout) -> np.ndarray:
@@ -130,4 +131,5 @@ def _rows(episodes: StaticEpisodes, pairs: np.ndarray, kinds: np.ndarray) -> Row
         study_kinds=np.zeros((len(pairs), 0), np.int64),
         queries=episodes.grids[episode, example][:, None], query_kinds=kinds[example][:, None], types=types,
         kwargs=kwargs, shape_words=episodes.shape_words[episode], color=episodes.colors[episode],
-        neighbor_words=episodes.neighbor_words[episode], neighbor_color=episodes.neighbor_colors[episode])
+        neighbor_words=episodes.neighbor_words[episode], neighbor_color=episodes.neighbor_colors[episode],
+        rotation=episodes.rotation)

@@ -103,7 +103,7 @@ def _queries(split: SplitData, rows: np.ndarray, inputs: GridStack, targets: Gri
     """The taxonomy's view of each expected query (each episode's grammar read once)."""
     columns = {name: split.table.column(name).to_pylist()
                for name in ("transformations", "transformation_kwargs", "neighbor_indicator", "neighbor_color")}
-    rotation = split.manifest.get("spec", {}).get("rotation", "paper")
+    rotation = _rotation(split)
     grammars = {}
     for r in dict.fromkeys(rows.tolist()):
         roles = tuple((name, tuple(json.loads(kwargs).items()))
@@ -111,6 +111,21 @@ def _queries(split: SplitData, rows: np.ndarray, inputs: GridStack, targets: Gri
         cells = tuple((int(a), int(b)) for a, b in columns["neighbor_indicator"][r])
         grammars[r] = (roles, cells, int(columns["neighbor_color"][r]))
     return [CarcQuery(inputs.grid(k), targets.grid(k), *grammars[r], rotation) for k, r in enumerate(rows.tolist())]
+
+
+def _rotation(split: SplitData) -> str:
+    """The split's rotation mode: from its rows' ``rotation_type_8``, else (older data) its manifest."""
+    from cogen.carc.grammar import rotation_mode
+
+    if "rotation_type_8" in split.table.column_names and split.table.num_rows:
+        turns = set(split.table.column("rotation_type_8").unique().to_pylist())
+        if len(turns) != 1:
+            raise EvalError(f"{split.config}/{split.split}: rows disagree on what rotation_type 8 does: {sorted(turns)}")
+        try:
+            return rotation_mode(turns.pop())
+        except ValueError as error:
+            raise EvalError(f"{split.config}/{split.split}: {error}") from None
+    return split.manifest.get("spec", {}).get("rotation", "paper")
 
 
 def _summary(scores: CarcScores, mask: np.ndarray) -> dict:

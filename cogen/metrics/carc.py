@@ -90,10 +90,15 @@ class CarcQuery:
     rotation: str = "paper"
 
 
-def queries_from_row(row: Mapping, rotation: str = "paper") -> list[CarcQuery]:
+def queries_from_row(row: Mapping, rotation: str | None = None) -> list[CarcQuery]:
     """The queries of one row of a ``cogen build`` Compositional-ARC config (columns
     ``query_inputs``, ``query_outputs``, ``transformations``, ``transformation_kwargs`` (JSON),
-    ``neighbor_indicator``, ``neighbor_color``)."""
+    ``neighbor_indicator``, ``neighbor_color``). ``rotation`` ``None`` reads the row's
+    ``rotation_type_8`` (rows of cogen before generator 2 lack it: ``paper``)."""
+    if rotation is None:
+        from cogen.carc.grammar import rotation_mode
+
+        rotation = rotation_mode(row["rotation_type_8"]) if "rotation_type_8" in row else "paper"
     roles = tuple((name, tuple(json.loads(kwargs).items()))
                   for name, kwargs in zip(row["transformations"], row["transformation_kwargs"]))
     cells = tuple((int(r), int(c)) for r, c in row["neighbor_indicator"])

@@ -32,7 +32,8 @@ __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_ro
            "regenerate_table", "shard_tables"]
 
 #: Bump when the generator changes what a (spec, index, retry) produces. 2: the reference query
-#: mode is the default (``queries: distinct`` gives version 1's rows).
+#: mode is the default (``queries: distinct`` gives version 1's rows) and rows say what
+#: ``rotation_type`` 8 does (column ``rotation_type_8``).
 GENERATOR_VERSION = 2
 #: Episodes the pilot generates before any worker starts (compiles the kernels, fails fast).
 PILOT_EPISODES = 8
@@ -95,7 +96,7 @@ def batch_rows(batch: EpisodeBatch, kind: str) -> RowData:
                    query_kinds=np.full((n, layout.queries), LEVEL2), types=batch.types, kwargs=kwargs,
                    shape_words=batch.shapes[:, 0:2], color=batch.meta[:, META_COLOR],
                    neighbor_words=batch.shapes[:, 2:4], neighbor_color=batch.meta[:, META_NCOLOR],
-                   shots=batch.shots if kind == "episodes" else None)
+                   rotation=batch.sampler.rotation, shots=batch.shots if kind == "episodes" else None)
 
 
 def _add_stats(stats: dict[str, int], causes: np.ndarray, regenerated: int) -> None:

@@ -1,5 +1,6 @@
 """Compositional-ARC checks of ``cogen verify``: layout, held-out triplets, unique grammars, split
-rule and determinism — recomputed from the files and the manifest, never trusted from the build."""
+rule, rotation convention and determinism — recomputed from the files and the manifest, never
+trusted from the build."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from cogen.carc.episodes import EpisodeSampler
-from cogen.carc.grammar import KINDS, triplet_name
+from cogen.carc.grammar import KINDS, ROTATION_TYPE_8, triplet_name
 from cogen.carc.split import held_out_triplets
 from cogen.pipeline.carc import pool_rows, regenerate_table
 from cogen.pipeline.verify import Check, determinism_check
@@ -17,14 +18,15 @@ from cogen.specs.carc import CarcConfig, setting_from_dict
 __all__ = ["checks", "grammar_strings"]
 
 _META = ["episode", "triplet", "transformations", "transformation_kwargs", "shape_indicator", "color_indicator",
-         "neighbor_indicator", "neighbor_color", "query_roles"]
+         "neighbor_indicator", "neighbor_color", "query_roles", "rotation_type_8"]
 
 
 def checks(folder: Path, manifest: dict, shards_per_config: int) -> list[Check]:
-    """Layout, triplet, grammar, split-rule and determinism checks of one Compositional-ARC config."""
+    """Layout, triplet, grammar, split-rule, rotation and determinism checks of one Compositional-ARC config."""
     tables = {split: _read(folder, info["files"], _META) for split, info in manifest["splits"].items()}
     return [_layout_check(folder, manifest), _triplet_check(manifest, tables), _grammar_check(manifest, tables),
-            _rows_check(manifest, tables), _determinism_check(folder, manifest, shards_per_config)]
+            _rows_check(manifest, tables), _rotation_check(manifest, tables),
+            _determinism_check(folder, manifest, shards_per_config)]
 
 
 def _read(folder: Path, files: list[str], columns: list[str]):
@@ -165,6 +167,16 @@ def _rows_check(manifest: dict, tables: dict) -> Check:
     detail = f"splits {wrong} differ from the split rule" if wrong else \
         ", ".join(f"{s} {len(e)}" for s, e in expected.items()) + " episodes, as the split rule picks"
     return Check(manifest["config"], "split rule", not wrong, detail)
+
+
+def _rotation_check(manifest: dict, tables: dict) -> Check:
+    """Every row says what ``rotation_type`` 8 does, as the spec's rotation mode decides."""
+    expected = ROTATION_TYPE_8[manifest["spec"]["rotation"]]
+    seen = set().union(*(set(table.column("rotation_type_8").to_pylist()) for table in tables.values()))
+    wrong = sorted(seen - {expected})
+    detail = f"rows say rotation_type 8 is {wrong}, the spec {expected}" if wrong else \
+        f"rotation_type 8 is {expected} (rotation: {manifest['spec']['rotation']})"
+    return Check(manifest["config"], "rotation convention", not wrong, detail)
 
 
 def _determinism_check(folder: Path, manifest: dict, shards_per_config: int) -> Check:
