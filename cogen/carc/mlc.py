@@ -111,18 +111,35 @@ def mlc_batches(rows, batch_size: int = 200, copy_task: bool = True) -> Iterator
 
 
 _META_KEYS = ("shape_transformation", "color_transformation", "indicator_transformation")
+_TURNS = {0: "clockwise", 1: "counter-clockwise"}
 
 
 def reference_records(rows: Mapping) -> Iterator[dict]:
     """Rows as the reference split script writes them (``study_examples``, ``queries`` as lists of
     ``[input, output]`` grids, ``meta_data``), one dict per row: ``json.dumps`` each into a JSONL
-    file and the reference's ``VisualGrammarDataset`` reads it."""
+    file and the reference's ``VisualGrammarDataset`` reads it.
+
+    A rotation role's ``meta_data`` entry also says which way it turns (``"turns": "clockwise"`` or
+    ``"counter-clockwise"``), from the rows' ``rotation_type_8`` column (counter-clockwise, the
+    paper's convention, when the rows predate it): the public code turns ``rotation_type`` 8
+    clockwise, so a reader of these files must not assume it. The reference's readers ignore the key.
+    """
     names = ("study_inputs", "study_outputs", "query_inputs", "query_outputs", "transformations",
              "transformation_kwargs")
-    for study_in, study_out, query_in, query_out, types, kwargs in zip(*(rows[name] for name in names)):
+    count = len(rows[names[0]])
+    turns_8 = rows["rotation_type_8"] if "rotation_type_8" in rows else ["counter-clockwise"] * count
+    for study_in, study_out, query_in, query_out, types, kwargs, turn_8 in zip(*(rows[name] for name in names),
+                                                                                turns_8):
         yield {
             "study_examples": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(study_in, study_out)],
             "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(query_in, query_out)],
-            "meta_data": {key: {"type": str(t), "kwargs": json.loads(k)}
+            "meta_data": {key: _role_record(str(t), json.loads(k), str(turn_8))
                           for key, t, k in zip(_META_KEYS, types, kwargs)},
         }
+
+
+def _role_record(name: str, kwargs: dict, turn_8: str) -> dict:
+    record = {"type": name, "kwargs": kwargs}
+    if name == "rotation":
+        record["turns"] = turn_8 if kwargs["rotation_type"] == 8 else _TURNS[kwargs["rotation_type"]]
+    return record

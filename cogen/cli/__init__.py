@@ -13,7 +13,7 @@ import sys
 import typer
 
 from cogen._version import __version__
-from cogen.cli import _console, build, evaluate, hub, objects, prompts, transforms
+from cogen.cli import _console, build, evaluate, export, hub, objects, prompts, transforms
 
 app = typer.Typer(
     name="cogen",
@@ -39,7 +39,7 @@ def _root(
 
 
 # Each command module's ``register(app)`` adds its commands, in the order of ``cogen --help``.
-for _module in (objects, transforms, build, evaluate, prompts, hub):
+for _module in (objects, transforms, build, evaluate, prompts, export, hub):
     _module.register(app)
 
 
