@@ -148,3 +148,15 @@ def test_extended_spec_builds_and_verifies_through_the_cli(tmp_path):
     rows = pq.read_table(shard, columns=["transformation_kwargs"])
     kwargs = {k for row in rows.column(0).to_pylist() for k in row}
     assert '{"direction": "+y"}' in kwargs and any('"step_size": -2' in k for k in kwargs)
+
+
+def test_the_card_names_generation_switches_away_from_the_defaults():
+    from cogen.card._studies import carc_shift
+
+    manifest = {"kind": "systematicity", "held_out_triplets": [["translation", "rotation", "grow"]],
+                "spec": {"queries": "reference", "rotation": "paper", "degenerate": "reject"}}
+    assert carc_shift(manifest) == "held-out triplets in validation and test: translation+rotation+grow"
+    manifest["spec"] = {"queries": "distinct", "rotation": "reference", "degenerate": "reject"}
+    assert carc_shift(manifest).endswith("; queries: distinct, rotation: reference")
+    manifest["spec"] = {"rotation": "paper", "degenerate": "keep"}  # generator 1 wrote no queries key
+    assert carc_shift(manifest).endswith("; queries: distinct, degenerate: keep")

@@ -167,3 +167,70 @@ def test_a_hopeless_spec_fails_fast_naming_the_grammar_and_the_causes():
     setting = replace(load_spec("carc"), shape_size=Range(1, 1), episodes=10)  # one-cell S cannot be rotated
     with pytest.raises(GenerationError, match=r"episode 0 \(shape: .*few_level2_positions \d+"):
         CarcBuilder(setting).pilot()
+
+
+# ---------------------------------------------------------------- queries: distinct is cogen 1, byte for byte
+#: Digests of cogen's generator 1 (commit 2650523, before issue 16), computed by the helpers below on
+#: that commit: episodes 0..299 (retry = index % 3) of each packaged spec, and the rows of a build at
+#: scale 0.002 (the columns generator 1 wrote, every split of four configs covering every kind).
+GENERATOR_1_EPISODES = {"carc": "63fdc1a6c7527b41162fa0d03ff8e31a0b87fb1c5f7c9e2a67f56358b74f4f65",
+                        "carc_extended": "a319f33dcbfd1ba0e998b30aff8648d1d5d622a71edd5754c1ea1d65a0a452ee"}
+GENERATOR_1_ROWS = "55fda0d6e4d0b400527c16bd2946075a9e8259c7ff271f54bf9e26854c1c6ddc"
+GENERATOR_1_COLUMNS = ["id", "episode", "study_inputs", "study_outputs", "study_roles", "query_inputs", "query_outputs",
+                       "query_roles", "shot_inputs", "shot_outputs", "triplet", "transformations",
+                       "transformation_kwargs", "shape_indicator", "color_indicator", "neighbor_indicator",
+                       "neighbor_color"]
+DIGEST_CONFIGS = ["carc-episodes", "carc-systematicity-1860", "carc-3shot-1890", "carc-static"]
+
+
+def episodes_digest(sampler: EpisodeSampler) -> str:
+    import hashlib
+
+    indices = np.arange(300)
+    batch = sampler.generate(indices, indices % 3)
+    sha = hashlib.sha256()
+    for array in (batch.ok, batch.grids, batch.meta, batch.shapes, batch.keys):
+        sha.update(np.ascontiguousarray(array).tobytes())
+    return sha.hexdigest()
+
+
+def rows_digest(folder) -> str:
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    digests = {}
+    for config in DIGEST_CONFIGS:
+        for split in ("train", "validation", "test"):
+            files = sorted((folder / "data" / config).glob(f"{split}-*.parquet"))
+            if not files:
+                continue
+            sha = hashlib.sha256()
+            tables = [pq.read_table(f) for f in files]
+            for name in GENERATOR_1_COLUMNS:
+                if name in tables[0].column_names:
+                    sha.update(name.encode())
+                    for table in tables:
+                        sha.update(json.dumps(table.column(name).to_pylist()).encode())
+            digests[f"{config}/{split}"] = sha.hexdigest()
+    return hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("spec", sorted(GENERATOR_1_EPISODES))
+def test_the_distinct_mode_gives_generator_1_episodes(spec):
+    assert episodes_digest(sampler_for(spec, queries="distinct")) == GENERATOR_1_EPISODES[spec]
+    assert episodes_digest(sampler_for(spec)) != GENERATOR_1_EPISODES[spec]  # the default changed on purpose
+
+
+def test_the_distinct_mode_builds_generator_1_rows(tmp_path):
+    from pathlib import Path
+
+    from cogen.pipeline import build
+
+    packaged = Path(__file__).resolve().parents[1] / "split_specs" / "carc.yaml"
+    text = packaged.read_text()
+    assert "\nqueries: reference " in text
+    spec = tmp_path / "carc.yaml"
+    spec.write_text(text.replace("\nqueries: reference ", "\nqueries: distinct "))
+    build(spec, tmp_path / "out", scale=0.002, workers=1, rows_per_shard=64, only=DIGEST_CONFIGS)
+    assert rows_digest(tmp_path / "out") == GENERATOR_1_ROWS
