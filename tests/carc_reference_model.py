@@ -5,10 +5,10 @@ draws the roles, C, N (colour, shape from the reference's 10 strings, position) 
 walk, redrawn while its string equals N's *un-normalised* string), then up to 500 uniform
 placements of S until 14 are valid (no contact with N, the level-2 chain valid with the
 reference's clockwise ``rotation_type`` 8, no contact with N after it), and restarts the whole
-attempt unless those 14 positions are pairwise distinct. Degenerate examples are kept, as the
-reference keeps them. Two simplifications, neither of which changes a distribution: the study
-blocks are not generated (they fail in 0.1 % of the reference's failed attempts,
-``carc_reference.md`` §4.3) and the dataset-wide grammar hash is not kept.
+attempt unless those 14 positions are pairwise distinct; then each block of 4 study examples, in
+the reference's order, within 500 draws each (a block whose chain is invalid everywhere, such as a
+rotation of a one-cell S, restarts the attempt). Degenerate examples are kept, as the reference
+keeps them. The dataset-wide grammar hash is not kept (a few redraws in 10,000 episodes).
 
 It exists to give the reference's histograms that the measurements in ``carc_reference.md`` do not
 list (level-2 output sizes) and to check, with an independent algorithm, that cogen's acceptance
@@ -68,6 +68,25 @@ def halo(cells) -> set:
     return {(r + dr, c + dc) for r, c in cells for dr in (-1, 0, 1) for dc in (-1, 0, 1)}
 
 
+def study_block(rng: random.Random, chain, shape, colors, blocked, forbidden, count: int = 4) -> bool:
+    """``gen_input_outputs`` for one study kind: ``count`` valid examples within ``MAX_TRIES`` draws.
+    ``shape`` None draws random-walk objects (their shape must not be ``forbidden``); ``blocked`` is
+    N's halo when N is present, else empty."""
+    made, tries = 0, 0
+    while made < count:
+        tries += 1
+        if tries > MAX_TRIES:
+            return False
+        color = rng.choice(colors)
+        cells = place(rng, shape) if shape is not None else walk(rng, rng.randint(1, SIDE - 1))
+        if (shape is None and normalised(cells) == forbidden) or cells & blocked:
+            continue
+        out = compose((cells, color), chain, "reference")
+        if out is not None and not out[0] & blocked:
+            made += 1
+    return True
+
+
 def attempt(rng: random.Random) -> dict | None:
     """One attempt of ``gen_episode``: the accepted episode's grammar and query sizes, or None."""
     types = list(TYPES)
@@ -108,6 +127,13 @@ def attempt(rng: random.Random) -> dict | None:
         outputs.append(out[0])
     if len(set(inputs)) < QUERIES:
         return None
+    steps = dict(zip(("shape", "color", "neighbor"), chain, strict=True))
+    blocks = (("shape", "color"), ("shape", "neighbor"), ("color", "neighbor"), ("shape",), ("color",), ("neighbor",))
+    for kind in blocks:  # the reference's order: level-1 pairs, then primitives
+        example_colors = [color] if "color" in kind else colors
+        if not study_block(rng, [steps[k] for k in kind], shape if "shape" in kind else None, example_colors,
+                           blocked if "neighbor" in kind else set(), shape):
+            return None
     return {"triplet": "+".join(sorted(roles, key=TYPES.index)), "s_size": len(shape),
             "level2_size": len(outputs[0]), "n_shape": n_string, "attempts": 1}
 

@@ -61,7 +61,7 @@ def check_episode(batch, i: int, mode: str, keep: bool) -> int:
         main = objects[0]
         assert (normalised(main[0]) == shape) == marks[0], (i, example, "shape marker")
         assert (main[1] == color) == marks[1], (i, example, "colour marker")
-        chain = [step for step, marked in zip(steps, marks) if marked]
+        chain = [step for step, marked in zip(steps, marks, strict=False) if marked]
         result = compose(main, chain, mode)
         assert result is not None
         others = [indicator] if marks[2] else []
@@ -234,3 +234,68 @@ def test_the_distinct_mode_builds_generator_1_rows(tmp_path):
     spec.write_text(text.replace("\nqueries: reference ", "\nqueries: distinct "))
     build(spec, tmp_path / "out", scale=0.002, workers=1, rows_per_shard=64, only=DIGEST_CONFIGS)
     assert rows_digest(tmp_path / "out") == GENERATOR_1_ROWS
+
+
+# ---------------------------------------------------------------- level-2 positions against the oracle
+def _words(cells) -> tuple[int, int]:
+    mask = sum(1 << (10 * r + c) for r, c in cells)
+    return mask >> 64, mask & ((1 << 64) - 1)
+
+
+def test_level2_positions_match_the_oracle_on_random_grammars():
+    """The kernel finds valid level-2 anchors by moving masks; the oracle places S at every anchor
+    and applies the chain cell by cell (carc_reference.md §3: no contact with N before or after)."""
+    import random
+
+    from carc_reference_model import INDICATOR_SHAPES, walk
+    from test_carc_oracle import every_variant
+
+    from cogen.carc import _kernels as K
+    from cogen.carc.episodes import kernel_params
+    from cogen.carc.layout import Layout
+
+    rng = random.Random(16)
+    variants = every_variant()
+    obj, work = np.zeros((2, K.CAP), np.int64), np.zeros((4, K.CAP), np.int64)
+    positions = np.zeros(100, np.int64)
+    checked = 0
+    for _ in range(1500):
+        mode, keep = rng.choice(["paper", "reference"]), rng.random() < 0.3
+        names = rng.sample(TRANSFORMATIONS, 3)
+        roles = [rng.choice([v for v in variants if v.name == name]) for name in names]
+        shape = normalised(walk(rng, rng.randint(1, 9)))
+        color, n_color = rng.sample(range(1, 10), 2)
+        n_index = rng.randrange(10)
+        n_shape = INDICATOR_SHAPES[n_index]
+        n_cells = normalised(frozenset((int(n_shape[i]), int(n_shape[i + 1])) for i in range(0, len(n_shape), 2)))
+        n_top = rng.randint(0, 9 - max(r for r, _ in n_cells))
+        n_left = rng.randint(0, 9 - max(c for _, c in n_cells))
+        n_cells = frozenset((r + n_top, c + n_left) for r, c in n_cells)
+        halo = {(r + dr, c + dc) for r, c in n_cells for dr in (-1, 0, 1) for dc in (-1, 0, 1)}
+        height, width = max(r for r, _ in shape) + 1, max(c for _, c in shape) + 1
+        g = np.zeros(K.G_SIZE, np.int64)
+        g[K.G_ROLES: K.G_ROLES + 9] = [p for v in roles for p in v.params(mode)]
+        g[[K.G_COLOR, K.G_NCOLOR, K.G_NSHAPE, K.G_NROW, K.G_NCOL, K.G_SN, K.G_SH, K.G_SW]] = (
+            color, n_color, n_index, n_top, n_left, len(shape), height, width)
+        s_cells = np.zeros((2, K.CAP), np.int64)
+        s_cells[:, : len(shape)] = np.array(sorted(shape)).T
+        masks = np.zeros(K.M_SIZE, np.uint64)
+        masks[K.M_SHAPE: K.M_SHAPE + 2] = _words(shape)
+        masks[K.M_NCELLS: K.M_NCELLS + 2] = _words(n_cells)
+        masks[K.M_HALO: K.M_HALO + 2] = _words({(r, c) for r, c in halo if 0 <= r < 10 and 0 <= c < 10})
+        params = kernel_params(Layout(), "reference", keep, (1, 9))
+        found = K.level2_positions(g, s_cells, masks, params, obj, work, positions)
+        chain = [(v.name, dict(v.kwargs)) for v in roles]
+        expected = []
+        for top in range(11 - height):
+            for left in range(11 - width):
+                cells = frozenset((r + top, c + left) for r, c in shape)
+                result = compose((cells, color), chain, mode)
+                if cells & halo or result is None or result[0] & halo:
+                    continue
+                if not keep and (_has_noop((cells, color), chain, mode) or result == (cells, color)):
+                    continue
+                expected.append(10 * top + left)
+        assert positions[:found].tolist() == expected, (roles, sorted(shape), sorted(n_cells), mode, keep)
+        checked += found
+    assert checked > 10_000

@@ -80,7 +80,7 @@ def compose(obj, steps, mode: str = "paper"):
 
 def components(grid: np.ndarray) -> list[tuple[Cells, int]]:
     """Same-colour Moore-connected components of the non-zero cells, as (cells, colour)."""
-    todo = {(int(r), int(c)) for r, c in zip(*np.nonzero(grid))}
+    todo = {(int(r), int(c)) for r, c in zip(*np.nonzero(grid), strict=False)}
     out = []
     while todo:
         start = todo.pop()
@@ -170,7 +170,7 @@ def polyplets(max_cells: int) -> list[Cells]:
 
 def every_variant() -> list[Variant]:
     """Every variant a spec can ask for (translations and colour changes limited to the paper's range)."""
-    return [Variant(name, tuple(zip(kwargs, values))) for name, kwargs in KWARGS.items()
+    return [Variant(name, tuple(zip(kwargs, values, strict=False))) for name, kwargs in KWARGS.items()
             for values in itertools.product(*kwargs.values())
             if (name != "set_color" or values[0] <= 4) and (name != "translation" or abs(values[1]) <= 2)]
 
@@ -198,7 +198,8 @@ def test_kernel_primitives_match_the_oracle_on_every_small_shape_everywhere():
                 cols[: len(cells)] = [c for _, c in ordered]
                 n, color = transform(code, a, b, rows, cols, len(cells), 5, out_rows, out_cols)
                 expected = apply((cells, 5), variant.name, dict(variant.kwargs), mode)
-                got = None if n < 0 else (frozenset(zip(out_rows[:n].tolist(), out_cols[:n].tolist())), color)
+                got = None if n < 0 else (frozenset(zip(out_rows[:n].tolist(), out_cols[:n].tolist(), strict=True)),
+                                          color)
                 assert got == expected, (variant, sorted(cells))
                 checked += 1
     assert checked > 50_000

@@ -35,7 +35,7 @@ def test_static_episodes_follow_their_fixed_grammars():
             assert (normalised(main[0]) == shapes[a]) == marks[0]
             assert normalised(main[0]) in shapes if marks[0] else normalised(main[0]) not in shapes
             assert main[1] == color if marks[1] else main[1] in FREE_COLORS
-            result = compose(main, [s for s, m in zip(steps, marks) if m])
+            result = compose(main, [s for s, m in zip(steps, marks, strict=False) if m])
             assert np.array_equal(grid_out, render(([indicator] if marks[2] else []) + [result]))
             if kind == 6:
                 level2_inputs.add(grid_in.tobytes())

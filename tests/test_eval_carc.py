@@ -73,7 +73,7 @@ def test_primitive_outputs_on_real_episodes_are_classified_as_primitives(data):
                        query_grids(split, "query_outputs", index.positions))
     checked = 0
     for query in queries:
-        roles = [role for role, (name, _) in zip(ROLES, query.roles) if name == "translation"]
+        roles = [role for role, (name, _) in zip(ROLES, query.roles, strict=True) if name == "translation"]
         if not roles:
             continue
         kwargs = dict(query.roles[ROLES.index(roles[0])][1])
@@ -130,7 +130,7 @@ def reference_compute_accuracy(targets: list, predictions: list) -> dict[str, li
     *sets* of normalised shape strings of the 8-connected components of non-zero cells, colours
     ignored; any ``None`` makes colour and shape 0."""
     out = {"exact_match_acc": [], "color_acc": [], "shape_acc": []}
-    for target, prediction in zip(targets, predictions):
+    for target, prediction in zip(targets, predictions, strict=True):
         flat_t = [v for row in target for v in row]
         flat_p = [v for row in prediction for v in row]
         out["exact_match_acc"].append(int(flat_p == flat_t))
@@ -164,7 +164,7 @@ def _noisy_predictions(targets: np.ndarray, inputs: np.ndarray, rng) -> list:
     """Predictions with the errors a decoder makes: exact, stray cells, duplicated or moved objects,
     recoloured cells, copies of the input, empty grids, and cells it could not decode (None)."""
     out = []
-    for target, query_input in zip(targets, inputs):
+    for target, query_input in zip(targets, inputs, strict=True):
         kind = rng.integers(9)
         grid = target.astype(object).copy()
         if kind == 1:  # one stray cell of a uniform colour at a uniform empty cell
@@ -174,7 +174,7 @@ def _noisy_predictions(targets: np.ndarray, inputs: np.ndarray, rng) -> list:
         elif kind == 2:  # the object copied somewhere else as well
             rows, cols = np.nonzero(target)
             shift = int(rng.integers(-3, 4)), int(rng.integers(-3, 4))
-            for r, c in zip(rows, cols):
+            for r, c in zip(rows, cols, strict=True):
                 if 0 <= r + shift[0] < 10 and 0 <= c + shift[1] < 10:
                     grid[r + shift[0], c + shift[1]] = int(target[r, c])
         elif kind == 3:  # one non-zero cell recoloured
@@ -207,14 +207,14 @@ def test_headline_colour_and_shape_accuracy_are_the_reference_compute_accuracy(d
     targets = split.table.column("query_outputs").to_pylist()
     inputs = split.table.column("query_inputs").to_pylist()
     rng = np.random.default_rng(16)
-    predictions = [_noisy_predictions(np.array(t), np.array(i), rng) for t, i in zip(targets, inputs)]
+    predictions = [_noisy_predictions(np.array(t), np.array(i), rng) for t, i in zip(targets, inputs, strict=True)]
     path = tmp_path / "reference-format.jsonl"
     with path.open("w") as file:
-        for row_id, episode in zip(split.table.column("id").to_pylist(), predictions):
+        for row_id, episode in zip(split.table.column("id").to_pylist(), predictions, strict=True):
             for j, grid in enumerate(episode):
                 file.write(json.dumps({"id": f"{row_id}-q{j}", "prediction": grid}) + "\n")
     metrics = evaluate(data, CONFIG, "test", path)
-    per_episode = [reference_compute_accuracy(t, p) for t, p in zip(targets, predictions)]
+    per_episode = [reference_compute_accuracy(t, p) for t, p in zip(targets, predictions, strict=True)]
     for ours, theirs in (("exact_match", "exact_match_acc"), ("color_accuracy", "color_acc"),
                          ("shape_accuracy", "shape_acc")):
         expected = np.mean([np.mean(episode[theirs]) for episode in per_episode])

@@ -153,9 +153,9 @@ class EpisodeBatch:
             from cogen.carc._kernels import CAUSES
 
             first = int(np.flatnonzero(~self.ok)[0])
-            counts = ", ".join(f"{name} {int(n)}" for name, n in zip(CAUSES, self.causes[first]) if n)
+            counts = ", ".join(f"{name} {int(n)}" for name, n in zip(CAUSES, self.causes[first], strict=False) if n)
             roles = ", ".join(f"{role}: {self.sampler.variants[v].label}"
-                              for role, v in zip(ROLES, self.variant_numbers[first]))
+                              for role, v in zip(ROLES, self.variant_numbers[first], strict=False))
             raise GenerationError(f"episode {int(self.indices[first])} ({roles}) found no valid grammar in "
                                   f"{int(self.causes[first].sum())} attempts ({counts}); widen shape_size or "
                                   "the transformation parameters")
@@ -187,7 +187,7 @@ class EpisodeBatch:
         """Kind of each study example (the same for every episode)."""
         layout = self.sampler.layout
         counts = [layout.primitives] * 3 + [layout.compositions] * 3
-        return [kind for kind, count in zip(KINDS, counts) for _ in range(count)]
+        return [kind for kind, count in zip(KINDS, counts, strict=False) for _ in range(count)]
 
     @property
     def types(self) -> np.ndarray:
@@ -226,7 +226,8 @@ class EpisodeBatch:
         n_counts, n_cells = mask_cells(self.shapes[i: i + 1, 2:4])
         return {
             "episode": int(self.indices[i]), "retry": int(self.retries[i]), "triplet": self.triplets[i],
-            "roles": {role: {"type": v.name, "kwargs": dict(v.kwargs)} for role, v in zip(ROLES, variants)},
+            "roles": {role: {"type": v.name, "kwargs": dict(v.kwargs)}
+                      for role, v in zip(ROLES, variants, strict=True)},
             "shape": s_cells.tolist(), "color": int(self.meta[i, META_COLOR]),
             "neighbor": {"cells": n_cells.tolist(), "color": int(self.meta[i, META_NCOLOR]),
                          "position": [int(self.meta[i, META_NROW]), int(self.meta[i, META_NCOL])]},

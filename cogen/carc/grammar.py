@@ -95,7 +95,7 @@ def expand_variants(transformations: Sequence[tuple[str, Sequence[tuple[str, Seq
     for name, kwargs in transformations:
         keys = [key for key, _ in kwargs]
         for values in itertools.product(*(values for _, values in kwargs)):
-            out.append(Variant(name, tuple(zip(keys, values))))
+            out.append(Variant(name, tuple(zip(keys, values, strict=False))))
     return out
 
 

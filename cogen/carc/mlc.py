@@ -129,12 +129,14 @@ def reference_records(rows: Mapping) -> Iterator[dict]:
     count = len(rows[names[0]])
     turns_8 = rows["rotation_type_8"] if "rotation_type_8" in rows else ["counter-clockwise"] * count
     for study_in, study_out, query_in, query_out, types, kwargs, turn_8 in zip(*(rows[name] for name in names),
-                                                                                turns_8):
+                                                                                turns_8, strict=True):
         yield {
-            "study_examples": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(study_in, study_out)],
-            "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(query_in, query_out)],
+            "study_examples": [[np.asarray(i).tolist(), np.asarray(o).tolist()]
+                               for i, o in zip(study_in, study_out, strict=True)],
+            "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()]
+                        for i, o in zip(query_in, query_out, strict=True)],
             "meta_data": {key: _role_record(str(t), json.loads(k), str(turn_8))
-                          for key, t, k in zip(_META_KEYS, types, kwargs)},
+                          for key, t, k in zip(_META_KEYS, types, kwargs, strict=True)},
         }
 
 

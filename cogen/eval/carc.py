@@ -65,7 +65,7 @@ def expected_queries(split: SplitData, queries: str = "all") -> QueryIndex:
     numbers = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
     keep = np.ones(len(rows), bool) if queries == "all" else numbers == 0
     row_ids = split.table.column("id").to_pylist()
-    ids = [query_id(row_ids[r], int(q)) for r, q in zip(rows[keep], numbers[keep])]
+    ids = [query_id(row_ids[r], int(q)) for r, q in zip(rows[keep], numbers[keep], strict=False)]
     return QueryIndex(ids, rows[keep], numbers[keep], np.flatnonzero(keep))
 
 
@@ -107,7 +107,8 @@ def _queries(split: SplitData, rows: np.ndarray, inputs: GridStack, targets: Gri
     grammars = {}
     for r in dict.fromkeys(rows.tolist()):
         roles = tuple((name, tuple(json.loads(kwargs).items()))
-                      for name, kwargs in zip(columns["transformations"][r], columns["transformation_kwargs"][r]))
+                      for name, kwargs in zip(columns["transformations"][r], columns["transformation_kwargs"][r],
+                                              strict=True))
         cells = tuple((int(a), int(b)) for a, b in columns["neighbor_indicator"][r])
         grammars[r] = (roles, cells, int(columns["neighbor_color"][r]))
     return [CarcQuery(inputs.grid(k), targets.grid(k), *grammars[r], rotation) for k, r in enumerate(rows.tolist())]
@@ -120,7 +121,8 @@ def _rotation(split: SplitData) -> str:
     if "rotation_type_8" in split.table.column_names and split.table.num_rows:
         turns = set(split.table.column("rotation_type_8").unique().to_pylist())
         if len(turns) != 1:
-            raise EvalError(f"{split.config}/{split.split}: rows disagree on what rotation_type 8 does: {sorted(turns)}")
+            raise EvalError(f"{split.config}/{split.split}: rows disagree on what rotation_type 8 does: "
+                            f"{sorted(turns)}")
         try:
             return rotation_mode(turns.pop())
         except ValueError as error:

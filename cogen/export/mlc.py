@@ -77,8 +77,8 @@ def _config_record(manifest: dict, splits: dict, data) -> dict:
 
     train = splits["train"].table
     labels = Counter(_label(t, k) for types, kwargs in zip(train.column("transformations").to_pylist(),
-                                                         train.column("transformation_kwargs").to_pylist())
-                     for t, k in zip(types, kwargs))
+                                                         train.column("transformation_kwargs").to_pylist(), strict=True)
+                     for t, k in zip(types, kwargs, strict=True))
     held_out = manifest.get("held_out_triplets")
     return {
         "train_func_compositions": manifest.get("train_triplets"),

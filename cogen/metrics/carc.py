@@ -100,11 +100,11 @@ def queries_from_row(row: Mapping, rotation: str | None = None) -> list[CarcQuer
 
         rotation = rotation_mode(row["rotation_type_8"]) if "rotation_type_8" in row else "paper"
     roles = tuple((name, tuple(json.loads(kwargs).items()))
-                  for name, kwargs in zip(row["transformations"], row["transformation_kwargs"]))
+                  for name, kwargs in zip(row["transformations"], row["transformation_kwargs"], strict=False))
     cells = tuple((int(r), int(c)) for r, c in row["neighbor_indicator"])
     return [CarcQuery(np.asarray(q_in, np.int8), np.asarray(q_out, np.int8), roles, cells, int(row["neighbor_color"]),
                       rotation)
-            for q_in, q_out in zip(row["query_inputs"], row["query_outputs"])]
+            for q_in, q_out in zip(row["query_inputs"], row["query_outputs"], strict=False)]
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ def _candidates(query: CarcQuery):
         return
     obj = (rows.astype(np.int64), cols.astype(np.int64), int(query.input[rows[0], cols[0]]))
     base = np.where(neighbor, query.neighbor_color, 0).astype(np.int8)
-    params = {name: _params(role, query.rotation) for name, role in zip(ROLES, query.roles)}
+    params = {name: _params(role, query.rotation) for name, role in zip(ROLES, query.roles, strict=False)}
     once = {name: _apply(params[name], obj) for name in ROLES}
     for name in ROLES:
         if once[name] is not None:

@@ -102,7 +102,7 @@ def batch_rows(batch: EpisodeBatch, kind: str) -> RowData:
 def _add_stats(stats: dict[str, int], causes: np.ndarray, regenerated: int) -> None:
     from cogen.carc._kernels import CAUSES
 
-    for name, count in zip(CAUSES, causes.sum(axis=0)):
+    for name, count in zip(CAUSES, causes.sum(axis=0), strict=False):
         stats[name] = stats.get(name, 0) + int(count)
     stats["regenerated"] = stats.get("regenerated", 0) + regenerated
 
@@ -185,7 +185,7 @@ class CarcBuilder:
         ranges = shard_ranges(self.setting.episodes, self.rows_per_shard)
         tasks = [KeyTask(self.sampler, start, stop) for start, stop in ranges]
         keys = []
-        for task, task_keys in zip(tasks, executor.map(pool_keys, tasks)):
+        for task, task_keys in zip(tasks, executor.map(pool_keys, tasks), strict=False):
             keys.append(task_keys)
             if progress:
                 progress(task.stop - task.start)
@@ -237,7 +237,7 @@ class CarcBuilder:
 
 
 def _pairs(indices: np.ndarray, retries: np.ndarray) -> list[tuple[int, int]]:
-    return list(zip(indices.tolist(), retries[indices].tolist()))
+    return list(zip(indices.tolist(), retries[indices].tolist(), strict=False))
 
 
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):

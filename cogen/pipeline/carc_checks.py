@@ -118,7 +118,7 @@ def grammar_strings(table) -> list[str]:
                ("transformations", "transformation_kwargs", "shape_indicator", "color_indicator",
                 "neighbor_indicator", "neighbor_color")]
     strings = []
-    for types, kwargs, shape, color, neighbor, neighbor_color in zip(*columns):
+    for types, kwargs, shape, color, neighbor, neighbor_color in zip(*columns, strict=False):
         r0, c0 = min(r for r, _ in neighbor), min(c for _, c in neighbor)
         n_shape = sorted((r - r0, c - c0) for r, c in neighbor)
         strings.append(f"{types}|{kwargs}|{sorted(map(tuple, shape))}|{color}|{n_shape}|{neighbor_color}")
@@ -129,7 +129,7 @@ def _grammar_check(manifest: dict, tables: dict) -> Check:
     episodes = {split: table.column("episode").to_pylist() for split, table in tables.items()}
     grammars = {split: grammar_strings(table) for split, table in tables.items()}
     if manifest["kind"] == "static":
-        pairs = {(e, g) for split in tables for e, g in zip(episodes[split], grammars[split])}
+        pairs = {(e, g) for split in tables for e, g in zip(episodes[split], grammars[split], strict=False)}
         ok = len({e for e, _ in pairs}) == len({g for _, g in pairs}) == len(pairs)
         return Check(manifest["config"], "unique grammars", ok, f"{len(pairs)} episodes, one grammar each")
     seen: dict[str, str] = {}
