@@ -442,7 +442,7 @@ def _draw_grammar(rng, head, variants, params, g, s_cells, masks, obj, accept):
 
 # ---------------------------------------------------------------- examples
 @kernel
-def _render(grid, rows, cols, n, color, g, masks, with_indicator):
+def _render(grid, rows, cols, n, color, g, with_indicator):
     """Draw one grid: N (when present: its indicator shape at its position) and the object."""
     grid[:, :] = 0
     if with_indicator:
@@ -507,8 +507,8 @@ def _study_block(rng, kind, g, s_cells, masks, params, obj, work, grids, first, 
         if repeat and distinct:
             continue
         seen[made, 0], seen[made, 1], seen[made, 2] = hi, lo, np.uint64(color)
-        _render(grids[first + made, 0], obj[0], obj[1], n, color, g, masks, with_indicator)
-        _render(grids[first + made, 1], work[0], work[1], m, out_color, g, masks, with_indicator)
+        _render(grids[first + made, 0], obj[0], obj[1], n, color, g, with_indicator)
+        _render(grids[first + made, 1], work[0], work[1], m, out_color, g, with_indicator)
         made += 1
     return made == count
 
@@ -644,8 +644,8 @@ def _level2_block(rng, g, s_cells, masks, params, obj, work, grids, first, accep
         positions[i], positions[j] = positions[j], positions[i]
         n = _place_shape(positions[i] // SIDE, positions[i] % SIDE, g, s_cells, obj[0], obj[1])
         m, out_color = _example(level2, n, g[G_COLOR], g, masks, params, obj, work)
-        _render(grids[first + i, 0], obj[0], obj[1], n, g[G_COLOR], g, masks, with_indicator)
-        _render(grids[first + i, 1], work[0], work[1], m, out_color, g, masks, with_indicator)
+        _render(grids[first + i, 0], obj[0], obj[1], n, g[G_COLOR], g, with_indicator)
+        _render(grids[first + i, 1], work[0], work[1], m, out_color, g, with_indicator)
     return 0
 
 
