@@ -122,3 +122,18 @@ def test_bad_requests_get_clear_errors(data, tmp_path):
     result = subprocess.run([sys.executable, "-m", "cogen", "export", "-f", "mlc", "-d", str(data), "-c",
                              "carc-episodes", "--out", str(tmp_path / "pool")], capture_output=True, text=True)
     assert result.returncode == 1 and "raw episode pool" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_lines_are_json_dumps_of_the_reference_records(data):
+    from cogen.carc.mlc import reference_records
+    from cogen.export.mlc import grid_texts, record_lines
+
+    for config in ("carc-systematicity-1860", "carc-static"):
+        table = read_split(data, config, "test").table
+        batch = table.to_batches(7)[1] if table.num_rows > 7 else table.to_batches()[0]  # a slice with an offset
+        expected = [json.dumps(r) + "\n" for r in reference_records(batch.to_pydict())]
+        assert [line.decode() for line in record_lines(batch)] == expected
+    grid = np.arange(100).reshape(10, 10) % 10
+    assert grid_texts(grid)[0].tobytes().decode() == json.dumps(grid.tolist())
+    with pytest.raises(DataError, match="outside 0..9"):
+        grid_texts(np.full((10, 10), 10))

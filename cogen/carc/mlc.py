@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 __all__ = ["EOS", "IO_SEP", "PAD", "PATCH_OFFSET", "SOS", "SUP_SEP", "VOCAB_SIZE", "decode_grids", "encode_grids",
-           "encoder_length", "mlc_arrays", "mlc_batches", "mlc_episode", "reference_records"]
+           "encoder_length", "mlc_arrays", "mlc_batches", "mlc_episode", "reference_meta_data", "reference_records"]
 
 PAD, SOS, EOS, IO_SEP, SUP_SEP = range(5)
 PATCH_OFFSET = 5
@@ -135,9 +135,16 @@ def reference_records(rows: Mapping) -> Iterator[dict]:
                                for i, o in zip(study_in, study_out, strict=True)],
             "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()]
                         for i, o in zip(query_in, query_out, strict=True)],
-            "meta_data": {key: _role_record(str(t), json.loads(k), str(turn_8))
-                          for key, t, k in zip(_META_KEYS, types, kwargs, strict=True)},
+            "meta_data": reference_meta_data(types, kwargs, turn_8),
         }
+
+
+def reference_meta_data(types, kwargs, rotation_type_8: str = "counter-clockwise") -> dict:
+    """The reference's ``meta_data`` of one row: ``{shape|color|indicator}_transformation`` ->
+    ``{"type", "kwargs"}`` (plus ``"turns"`` for a rotation), from the row's ``transformations``,
+    ``transformation_kwargs`` (JSON) and ``rotation_type_8``."""
+    return {key: _role_record(str(t), json.loads(k), str(rotation_type_8))
+            for key, t, k in zip(_META_KEYS, types, kwargs, strict=True)}
 
 
 def _role_record(name: str, kwargs: dict, turn_8: str) -> dict:
