@@ -32,8 +32,8 @@ def export(
     config: ConfigOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the files into (created if needed).")],
     format: Annotated[str, typer.Option("--format", "-f", callback=_check_format, help=_format_help())],
-    name: Annotated[str | None, typer.Option(help="mlc: the trainer's data_file_name (files train_<name>.jsonl, ...). "
-                                                  "[default: systematicity_seed_<seed>, as the reference split script]")] = None,
+    name: Annotated[str | None, typer.Option(help="mlc: the trainer's data_file_name (files train_<name>.jsonl, ...); "
+                                                  "by default the reference split script's, systematicity_seed_<seed>.")] = None,
 ) -> None:
     """Write --config of --data (a dataset folder or Hub repo) in --format into --out."""
     from cogen.export import export as run_export
