@@ -22,6 +22,8 @@ Reference figures, stored here as data with their source:
 Beside the weighted comparison, ``test_restarting_as_the_reference_does_gives_the_reference_s_sizes``
 runs cogen's kernels with the reference's own restarts (new roles at every attempt) and compares
 with the measured histogram as it is: that checks the acceptance step is exact.
+
+``python tests/test_carc_distributions.py 10000`` prints these statistics for 10,000 episodes.
 """
 
 from __future__ import annotations
@@ -231,3 +233,32 @@ def test_study_examples_may_repeat_in_the_reference_mode_only():
         assert same.any() == repeats
         if repeats:
             assert 0.003 < same.mean() < 0.05  # about 1.5 % of episodes in 10,000
+
+
+def report(episodes: int) -> None:
+    """Print the statistics these tests check, for ``episodes`` episodes of each mode."""
+    top = LEVEL2_BINS[-1]
+    for mode in ("reference", "distinct"):
+        batch = EpisodeSampler.from_setting(replace(load_spec("carc"), queries=mode)).generate(range(episodes))
+        s_size, _ = batch.require_ok().shape_cells()
+        n_size, _ = batch.neighbor_cells()
+        level2 = (batch.queries[:, 0, 1] > 0).reshape(episodes, -1).sum(axis=1) - n_size
+        print(f"queries: {mode}, episodes 0..{episodes - 1} of the packaged carc spec")
+        for name, values, bins, reference in (("S sizes", s_size, range(1, 10), REFERENCE_S_SIZES),
+                                              ("level-2 sizes", np.minimum(level2, top), LEVEL2_BINS,
+                                               MODEL_LEVEL2_SIZES)):
+            raw = np.array([np.sum(values == b) for b in bins])
+            weighted, mean = remixed(values, batch.triplets, bins)
+            print(f"  {name}: mean {values.mean():.3f}, chi-square p {homogeneity_p(raw, reference):.2g}; at the "
+                  f"reference's triplet shares mean {mean:.3f}, p {homogeneity_p(weighted, reference):.2g}")
+    s_size, level2, attempts = restarting_everything(episodes)
+    s_p = homogeneity_p(np.bincount(s_size, minlength=10)[1:10], REFERENCE_S_SIZES)
+    level2_p = homogeneity_p(np.bincount(np.minimum(level2, top), minlength=top + 1)[2:], MODEL_LEVEL2_SIZES)
+    print(f"with the reference's restarts: S mean {s_size.mean():.3f}, p {s_p:.2g}; level-2 mean "
+          f"{level2.mean():.3f}, p {level2_p:.2g}; {attempts:.1f} attempts per episode")
+
+
+if __name__ == "__main__":  # python tests/test_carc_distributions.py 10000
+    import sys
+
+    report(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
