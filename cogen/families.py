@@ -211,6 +211,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
             "triplet": "the episode's transformation triplet",
             "transformations": "the transformations of the shape, colour and neighbour roles",
             "transformation_kwargs": "their parameters (JSON)",
+            "rotation_type_8": "what rotation_type 8 does in this dataset: counter-clockwise (the paper) or "
+                               "clockwise (the public code)",
             "shape_indicator": "cells of the shape indicator, from its top-left corner",
             "color_indicator": "the colour indicator",
             "neighbor_indicator": "cells of the neighbour indicator on the grid",

@@ -65,6 +65,7 @@ def test_load_dataset_gives_model_ready_columns(carc_build):
     assert row["triplet"] in held and len(row["transformations"]) == 3 and len(row["transformation_kwargs"]) == 3
     assert row["study_roles"][:2] == ["shape", "shape"] and row["study_roles"][-1] == "color+neighbor"
     assert row["color_indicator"] != row["neighbor_color"]
+    assert row["rotation_type_8"] == "counter-clockwise"  # the packaged specs follow the paper
     shots = datasets.load_dataset(str(out), "carc-3shot-1860", split="test").with_format("numpy")[:2]
     assert shots["study_inputs"].shape == (2, 3, 10, 10)
     pool = datasets.load_dataset(str(out), "carc-episodes", split="train").with_format("numpy")
@@ -98,7 +99,7 @@ def test_verify_passes(carc_build):
     checks = verify(carc_build[0], shards_per_config=1)
     assert not failed(checks), failed(checks)
     assert {c.name for c in checks} >= {"episode layout", "held-out triplets", "unique grammars", "split rule",
-                                        "determinism"}
+                                        "rotation convention", "determinism"}
 
 
 def test_verify_catches_a_leaked_triplet_and_a_repeated_grammar(carc_build, tmp_path):
@@ -116,12 +117,19 @@ def test_verify_catches_a_leaked_triplet_and_a_repeated_grammar(carc_build, tmp_
     table = pq.read_table(episodes)
     pq.write_table(pa.concat_tables([table.slice(0, 1), table.slice(0, table.num_rows - 1)]).replace_schema_metadata(
         table.schema.metadata), episodes)
+    static = out / "data/carc-static/test-00000-of-00001.parquet"
+    table = pq.read_table(static)
+    column = table.schema.get_field_index("rotation_type_8")
+    pq.write_table(table.set_column(column, table.schema.field(column),
+                                    pa.array(["clockwise"] * table.num_rows, pa.string())), static)
     bad = {(c.config, c.name) for c in failed(verify(out, shards_per_config=1))}
-    assert bad == {("carc-systematicity-1860", "file hashes"), ("carc-episodes", "file hashes")}
-    rerecord(shard)  # as if the build itself had written these rows: the checks behind the hashes must see them
-    rerecord(episodes)
+    assert bad == {("carc-systematicity-1860", "file hashes"), ("carc-episodes", "file hashes"),
+                   ("carc-static", "file hashes")}
+    for path in (shard, episodes, static):  # as if the build itself had written these rows: the checks behind
+        rerecord(path)                       # the hashes must see them
     bad = {(c.config, c.name) for c in failed(verify(out, shards_per_config=1))}
     assert ("carc-systematicity-1860", "held-out triplets") in bad
+    assert ("carc-static", "rotation convention") in bad
     assert ("carc-episodes", "unique grammars") in bad and ("carc-episodes", "split rule") in bad
 
 
@@ -146,3 +154,15 @@ def test_extended_spec_builds_and_verifies_through_the_cli(tmp_path):
     rows = pq.read_table(shard, columns=["transformation_kwargs"])
     kwargs = {k for row in rows.column(0).to_pylist() for k in row}
     assert '{"direction": "+y"}' in kwargs and any('"step_size": -2' in k for k in kwargs)
+
+
+def test_the_card_names_generation_switches_away_from_the_defaults():
+    from cogen.card._studies import carc_shift
+
+    manifest = {"kind": "systematicity", "held_out_triplets": [["translation", "rotation", "grow"]],
+                "spec": {"queries": "reference", "rotation": "paper", "degenerate": "reject"}}
+    assert carc_shift(manifest) == "held-out triplets in validation and test: translation+rotation+grow"
+    manifest["spec"] = {"queries": "distinct", "rotation": "reference", "degenerate": "reject"}
+    assert carc_shift(manifest).endswith("; queries: distinct, rotation: reference")
+    manifest["spec"] = {"rotation": "paper", "degenerate": "keep"}  # generator 1 wrote no queries key
+    assert carc_shift(manifest).endswith("; queries: distinct, degenerate: keep")

@@ -167,3 +167,135 @@ def test_a_hopeless_spec_fails_fast_naming_the_grammar_and_the_causes():
     setting = replace(load_spec("carc"), shape_size=Range(1, 1), episodes=10)  # one-cell S cannot be rotated
     with pytest.raises(GenerationError, match=r"episode 0 \(shape: .*few_level2_positions \d+"):
         CarcBuilder(setting).pilot()
+
+
+# ---------------------------------------------------------------- queries: distinct is cogen 1, byte for byte
+#: Digests of cogen's generator 1 (commit 2650523, before issue 16), computed by the helpers below on
+#: that commit: episodes 0..299 (retry = index % 3) of each packaged spec, and the rows of a build at
+#: scale 0.002 (the columns generator 1 wrote, every split of four configs covering every kind).
+GENERATOR_1_EPISODES = {"carc": "63fdc1a6c7527b41162fa0d03ff8e31a0b87fb1c5f7c9e2a67f56358b74f4f65",
+                        "carc_extended": "a319f33dcbfd1ba0e998b30aff8648d1d5d622a71edd5754c1ea1d65a0a452ee"}
+GENERATOR_1_ROWS = "55fda0d6e4d0b400527c16bd2946075a9e8259c7ff271f54bf9e26854c1c6ddc"
+GENERATOR_1_COLUMNS = ["id", "episode", "study_inputs", "study_outputs", "study_roles", "query_inputs", "query_outputs",
+                       "query_roles", "shot_inputs", "shot_outputs", "triplet", "transformations",
+                       "transformation_kwargs", "shape_indicator", "color_indicator", "neighbor_indicator",
+                       "neighbor_color"]
+DIGEST_CONFIGS = ["carc-episodes", "carc-systematicity-1860", "carc-3shot-1890", "carc-static"]
+
+
+def episodes_digest(sampler: EpisodeSampler) -> str:
+    import hashlib
+
+    indices = np.arange(300)
+    batch = sampler.generate(indices, indices % 3)
+    sha = hashlib.sha256()
+    for array in (batch.ok, batch.grids, batch.meta, batch.shapes, batch.keys):
+        sha.update(np.ascontiguousarray(array).tobytes())
+    return sha.hexdigest()
+
+
+def rows_digest(folder) -> str:
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    digests = {}
+    for config in DIGEST_CONFIGS:
+        for split in ("train", "validation", "test"):
+            files = sorted((folder / "data" / config).glob(f"{split}-*.parquet"))
+            if not files:
+                continue
+            sha = hashlib.sha256()
+            tables = [pq.read_table(f) for f in files]
+            for name in GENERATOR_1_COLUMNS:
+                if name in tables[0].column_names:
+                    sha.update(name.encode())
+                    for table in tables:
+                        sha.update(json.dumps(table.column(name).to_pylist()).encode())
+            digests[f"{config}/{split}"] = sha.hexdigest()
+    return hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("spec", sorted(GENERATOR_1_EPISODES))
+def test_the_distinct_mode_gives_generator_1_episodes(spec):
+    assert episodes_digest(sampler_for(spec, queries="distinct")) == GENERATOR_1_EPISODES[spec]
+    assert episodes_digest(sampler_for(spec)) != GENERATOR_1_EPISODES[spec]  # the default changed on purpose
+
+
+def test_the_distinct_mode_builds_generator_1_rows(tmp_path):
+    from pathlib import Path
+
+    from cogen.pipeline import build
+
+    packaged = Path(__file__).resolve().parents[1] / "split_specs" / "carc.yaml"
+    text = packaged.read_text()
+    assert "\nqueries: reference " in text
+    spec = tmp_path / "carc.yaml"
+    spec.write_text(text.replace("\nqueries: reference ", "\nqueries: distinct "))
+    build(spec, tmp_path / "out", scale=0.002, workers=1, rows_per_shard=64, only=DIGEST_CONFIGS)
+    assert rows_digest(tmp_path / "out") == GENERATOR_1_ROWS
+
+
+# ---------------------------------------------------------------- level-2 positions against the oracle
+def _words(cells) -> tuple[int, int]:
+    mask = sum(1 << (10 * r + c) for r, c in cells)
+    return mask >> 64, mask & ((1 << 64) - 1)
+
+
+def test_level2_positions_match_the_oracle_on_random_grammars():
+    """The kernel finds valid level-2 anchors by moving masks; the oracle places S at every anchor
+    and applies the chain cell by cell (carc_reference.md §3: no contact with N before or after)."""
+    import random
+
+    from carc_reference_model import INDICATOR_SHAPES, walk
+    from test_carc_oracle import every_variant
+
+    from cogen.carc import _kernels as K
+    from cogen.carc.episodes import kernel_params
+    from cogen.carc.layout import Layout
+
+    rng = random.Random(16)
+    variants = every_variant()
+    obj, work = np.zeros((2, K.CAP), np.int64), np.zeros((4, K.CAP), np.int64)
+    positions = np.zeros(100, np.int64)
+    checked = 0
+    for _ in range(1500):
+        mode, keep = rng.choice(["paper", "reference"]), rng.random() < 0.3
+        names = rng.sample(TRANSFORMATIONS, 3)
+        roles = [rng.choice([v for v in variants if v.name == name]) for name in names]
+        shape = normalised(walk(rng, rng.randint(1, 9)))
+        color, n_color = rng.sample(range(1, 10), 2)
+        n_index = rng.randrange(10)
+        n_shape = INDICATOR_SHAPES[n_index]
+        n_cells = normalised(frozenset((int(n_shape[i]), int(n_shape[i + 1])) for i in range(0, len(n_shape), 2)))
+        n_top = rng.randint(0, 9 - max(r for r, _ in n_cells))
+        n_left = rng.randint(0, 9 - max(c for _, c in n_cells))
+        n_cells = frozenset((r + n_top, c + n_left) for r, c in n_cells)
+        halo = {(r + dr, c + dc) for r, c in n_cells for dr in (-1, 0, 1) for dc in (-1, 0, 1)}
+        height, width = max(r for r, _ in shape) + 1, max(c for _, c in shape) + 1
+        g = np.zeros(K.G_SIZE, np.int64)
+        g[K.G_ROLES: K.G_ROLES + 9] = [p for v in roles for p in v.params(mode)]
+        g[[K.G_COLOR, K.G_NCOLOR, K.G_NSHAPE, K.G_NROW, K.G_NCOL, K.G_SN, K.G_SH, K.G_SW]] = (
+            color, n_color, n_index, n_top, n_left, len(shape), height, width)
+        s_cells = np.zeros((2, K.CAP), np.int64)
+        s_cells[:, : len(shape)] = np.array(sorted(shape)).T
+        masks = np.zeros(K.M_SIZE, np.uint64)
+        masks[K.M_SHAPE: K.M_SHAPE + 2] = _words(shape)
+        masks[K.M_NCELLS: K.M_NCELLS + 2] = _words(n_cells)
+        masks[K.M_HALO: K.M_HALO + 2] = _words({(r, c) for r, c in halo if 0 <= r < 10 and 0 <= c < 10})
+        params = kernel_params(Layout(), "reference", keep, (1, 9))
+        found = K.level2_positions(g, s_cells, masks, params, obj, work, positions)
+        chain = [(v.name, dict(v.kwargs)) for v in roles]
+        expected = []
+        for top in range(11 - height):
+            for left in range(11 - width):
+                cells = frozenset((r + top, c + left) for r, c in shape)
+                result = compose((cells, color), chain, mode)
+                if cells & halo or result is None or result[0] & halo:
+                    continue
+                if not keep and (_has_noop((cells, color), chain, mode) or result == (cells, color)):
+                    continue
+                expected.append(10 * top + left)
+        assert positions[:found].tolist() == expected, (roles, sorted(shape), sorted(n_cells), mode, keep)
+        checked += found
+    assert checked > 10_000

@@ -41,7 +41,7 @@ def test_both_packaged_specs_exist_with_paper_sizes():
         assert setting.split.seeds == (1860, 1870, 1880, 1890) and setting.split.held_out == 2
         layout = setting.layout
         assert (layout.primitives, layout.compositions, layout.queries, layout.shots) == (2, 2, 10, 3)
-        assert setting.rotation == "paper" and setting.degenerate == "reject"
+        assert setting.rotation == "paper" and setting.degenerate == "reject" and setting.queries == "reference"
 
 
 def test_config_names():
@@ -77,6 +77,15 @@ def test_round_trip_through_the_manifest_dict():
     assert setting.fingerprint(setting.configs[0]) == again.fingerprint(again.configs[0])
 
 
+def test_the_query_mode_defaults_to_the_reference_and_old_manifests_read_as_distinct():
+    assert parse_spec_text(BASE, "t.yaml").queries == "reference"
+    assert parse_spec_text(BASE + "queries: distinct\n", "t.yaml").queries == "distinct"
+    data = load_spec("carc").to_dict()
+    assert data["queries"] == "reference"
+    del data["queries"]  # manifests of generator 1 have no such key; their episodes were the distinct mode's
+    assert setting_from_dict(data).queries == "distinct"
+
+
 @pytest.mark.parametrize("change, expected", [
     (("episodes: 100", "episodes: 100\nepisode: 3"), "line 5, field episode: unknown key 'episode'"),
     (("  mirror: {direction: [x, y]}\n  rotation: {rotation_type: [0, 8]}",
@@ -86,6 +95,8 @@ def test_round_trip_through_the_manifest_dict():
     (("rotation_type: [0, 8]", "rotation_type: [0, 3]"), "allowed: 0, 1, 8"),
     (("grow: {direction: [-x, -y]}", "grow: {direction: [-x], size: 2}"), "unknown key 'size'"),
     (("seed: 1", "seed: 1\nrotation: sideways"), "field rotation: unknown value 'sideways'"),
+    (("seed: 1", "seed: 1\nqueries: iid"),
+     "field queries: unknown value 'iid'\n  fix: use one of: reference, distinct"),
     (("seed: 1", "seed: 1\nlayout: {shots: 0}"), "3shot configs need level-2 shots"),
     (("seed: 1", "seed: 1\nlayout: {queries: 45, shots: 10}"), "at most 50"),
     (("split: {seeds: [1860]}", "split: {seeds: [1860, 1860]}"), "seed 1860 is listed twice"),

@@ -88,6 +88,20 @@ def test_rotation_mode_decides_the_primitive_candidate(rotation, cells):
     assert classify_error(grid(cells, 3), q) == "primitive/shape"
 
 
+def test_rows_say_their_rotation_convention():
+    from cogen.metrics.carc import queries_from_row
+
+    row = {"query_inputs": [grid(OBJECT, 3)], "query_outputs": [grid(OBJECT, 1)],
+           "transformations": ["rotation", "set_color", "grow"],
+           "transformation_kwargs": ['{"rotation_type": 8}', '{"new_color": 1}', '{"direction": "-x"}'],
+           "neighbor_indicator": [[7, 7]], "neighbor_color": 5}
+    assert queries_from_row(row)[0].rotation == "paper"  # rows of cogen 1 have no column: the paper's convention
+    assert queries_from_row({**row, "rotation_type_8": "clockwise"})[0].rotation == "reference"
+    assert queries_from_row({**row, "rotation_type_8": "counter-clockwise"})[0].rotation == "paper"
+    with pytest.raises(ValueError, match="not one of counter-clockwise, clockwise"):
+        queries_from_row({**row, "rotation_type_8": "sideways"})
+
+
 def test_invalid_primitives_give_no_candidate():
     edge = [(0, 5), (1, 5)]  # growing up leaves the grid
     q = CarcQuery(grid(edge, 3), grid(right(edge), 1), (TRANSLATE_RIGHT, RED, GROW_UP), tuple(NEIGHBOR), 5)
@@ -104,22 +118,34 @@ def test_scores_on_well_formed_predictions():
     assert scores.exact.tolist() == [True, False, False, False, False]
     assert scores.color.tolist() == [True, True, False, True, False]
     assert scores.shape.tolist() == [True, True, True, False, False]
-    assert scores.color.tolist() == scores.color_code.tolist()
-    assert scores.shape.tolist() == scores.shape_code.tolist()
+    assert scores.color.tolist() == scores.color_counts.tolist()  # one object each: both forms agree
+    assert scores.shape.tolist() == scores.shape_counts.tolist()
     assert scores.valid.tolist() == [True, True, True, True, False]
 
 
-def test_paper_and_code_forms_differ_on_degenerate_predictions():
+def forms(scores) -> tuple:
+    """(set colour, count colour, set shape, count shape) of the first query."""
+    return bool(scores.color[0]), bool(scores.color_counts[0]), bool(scores.shape[0]), bool(scores.shape_counts[0])
+
+
+def test_set_and_count_forms_differ_on_ordinary_noise():
+    target = grid(OBJECT, 3)
+    stray = grid(OBJECT, 3)
+    stray[0, 9] = 3  # one stray cell of a colour the target uses: same colour set, one object more;
+    # the indicator N is one cell too, so even the set of shapes is the same
+    assert forms(score_queries([stray], [target])) == (True, False, True, False)
+    stray[0, 9] = 4  # a new colour: both colour forms fail
+    assert forms(score_queries([stray], [target])) == (False, False, True, False)
+    target, stray = grid(OBJECT, 3, neighbor=False), grid(OBJECT, 3, neighbor=False)
+    stray[0, 9] = 3  # without a one-cell object in the target, the stray cell is a new shape
+    assert forms(score_queries([stray], [target])) == (True, False, False, False)
     target = grid([(0, 0)], 1, neighbor=False)
     twice = grid([(0, 0), (5, 5)], 1, neighbor=False)  # a duplicated object: counts differ, sets agree
-    scores = score_queries([twice], [target])
-    assert (scores.color[0], scores.color_code[0], scores.shape[0], scores.shape_code[0]) == (False, True, False, True)
-    target = grid([(0, 0)], 1, neighbor=False)
+    assert forms(score_queries([twice], [target])) == (True, False, True, False)
     target[5, 5] = 5
     touching = grid([(0, 0)], 1, neighbor=False)
     touching[0, 1] = 5  # the two objects touch: one colour-agnostic component, two same-colour ones
-    scores = score_queries([touching], [target])
-    assert (scores.color[0], scores.color_code[0], scores.shape[0], scores.shape_code[0]) == (True, True, True, False)
+    assert forms(score_queries([touching], [target])) == (True, True, False, True)
 
 
 def test_normalised_shapes_ignore_position_but_not_orientation():

@@ -215,6 +215,14 @@ def _carc_static_split_rule(folder):  # a held-out query of the static variant l
     _edit(_shard(folder, "carc-static", "train"), change)
 
 
+def _carc_rotation(folder):  # a row says rotation_type 8 turns the other way than its spec
+    from cogen.carc.grammar import ROTATION_TYPE_8
+
+    def change(columns):
+        columns["rotation_type_8"][0] = next(v for v in ROTATION_TYPE_8.values() if v != columns["rotation_type_8"][0])
+    _edit(_shard(folder, CARC_CONFIGS[0], "train"), change)
+
+
 def _carc_rederive(folder):  # one query output cell differs from what the row's grammar makes of its input
     def change(columns):
         grid = columns["query_outputs"][0][0]
@@ -260,6 +268,7 @@ TAMPERS = {
     ("carc", CARC_CONFIGS[0], "unique grammars"): _carc_unique,
     ("carc", CARC_CONFIGS[0], "split rule"): _carc_split_rule,
     ("carc", "carc-static", "split rule"): _carc_static_split_rule,
+    ("carc", CARC_CONFIGS[0], "rotation convention"): _carc_rotation,
     ("carc", CARC_CONFIGS[0], "re-derived outputs"): _carc_rederive,
     ("carc", CARC_CONFIGS[0], "determinism"): _reorder_ids(CARC_CONFIGS[0]),
     ("programs", "vp-block", "files and schema"): _files_and_schema("vp-block", "test"),

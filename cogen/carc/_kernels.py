@@ -10,6 +10,14 @@ uniform and kept through every retry of the episode's grammar, so the triplet mi
 uniform whatever the acceptance rates. The rest of the grammar (C, N, S) and the examples are
 redrawn together until every block of examples can be filled.
 
+Two switches in ``params`` give the two query modes of :mod:`cogen.carc.episodes`. With
+``P_WEIGH_QUERIES`` a grammar is kept with exactly the probability that the public generator
+would keep it, which draws its 14 queries' positions independently (within 500 draws) and restarts
+unless they are all distinct (:func:`query_acceptance`); the kept grammar's level-2 examples are
+then distinct valid positions in uniform order, as the reference's accepted draws are. With
+``P_DISTINCT_STUDY`` no study example repeats within its block (the reference does not check).
+The reference mode sets the first only, the distinct mode (cogen's first generator) the second.
+
 Cells of an object are two int64 arrays (rows, cols) and a count; a set of cells of the 10x10
 grid is also a 100-bit mask in two uint64 words (``hi`` holds cells 64..99), so "same shape",
 "same cells" and "touches the indicator" are integer operations.
@@ -20,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from cogen._jit import kernel
-from cogen._rng import below, sample_state
+from cogen._rng import below, next_u64, sample_state
 
 KERNELS_SHA256 = "4ffd1e884a260f01d63d1a187db4ab9a6b22210f37e4a6881a605b96b606cc5d"
 
@@ -51,8 +59,8 @@ INDICATOR_SIZES = np.array([1, 2, 2, 2, 2, 3, 3, 3, 3, 4], np.int64)
 
 # Layout of the int64 ``params`` vector.
 (P_KEEP_DEGENERATE, P_PRIMITIVES, P_COMPOSITIONS, P_LEVEL2, P_MAX_GRAMMARS, P_MAX_DRAWS, P_MIN_SIZE,
- P_MAX_SIZE) = range(8)
-N_PARAMS = 8
+ P_MAX_SIZE, P_WEIGH_QUERIES, P_QUERY_DRAWS, P_DISTINCT_STUDY) = range(11)
+N_PARAMS = 11
 # Layout of the int64 grammar vector ``g``: (type, a, b) per role, then the indicators.
 G_ROLES, G_COLOR, G_NCOLOR, G_NSHAPE, G_NROW, G_NCOL = 0, 9, 10, 11, 12, 13
 G_SN, G_SH, G_SW, G_NFORBID, G_NFREE, G_FREE = 14, 15, 16, 17, 18, 19
@@ -66,9 +74,12 @@ META_TYPES, META_VARIANTS, META_COLOR, META_NCOLOR, META_NSHAPE = 0, 3, 6, 7, 8
 META_NROW, META_NCOL, META_GRAMMARS = 9, 10, 11
 META_SIZE = 12
 #: Grammar attempts by outcome: accepted, or the block that could not be filled.
+#: ``reference_restart``: the reference would have restarted the episode (two of its i.i.d. query
+#: positions coincided, or its draws ran out), decided with :func:`query_acceptance`.
 CAUSES = ("accepted", "few_level2_positions", "shape_block", "color_block", "neighbor_block", "shape_color_block",
-          "shape_neighbor_block", "color_neighbor_block", "shape_like_indicator")
+          "shape_neighbor_block", "color_neighbor_block", "shape_like_indicator", "reference_restart")
 SHAPE_LIKE_INDICATOR = 8
+REFERENCE_RESTART = 9
 
 _ONE = np.uint64(1)
 
@@ -129,6 +140,22 @@ def _shape_mask(rows, cols, n):
     """Mask of the cells moved to the top-left corner: equal masks mean equal shapes."""
     r0, _, c0, _ = _box(rows, cols, n)
     return _mask(rows, cols, n, -r0, -c0)
+
+
+@kernel
+def _cells_halo(rows, cols, n):
+    """The cells within one king move of the ``n`` cells (what :func:`_halo` gives for their mask)."""
+    out_hi = np.uint64(0)
+    out_lo = np.uint64(0)
+    for i in range(n):
+        for dr in range(-1, 2):
+            for dc in range(-1, 2):
+                r, c = rows[i] + dr, cols[i] + dc
+                if 0 <= r < SIDE and 0 <= c < SIDE:
+                    bit_hi, bit_lo = _bit(r, c)
+                    out_hi |= bit_hi
+                    out_lo |= bit_lo
+    return out_hi, out_lo
 
 
 @kernel
@@ -379,13 +406,10 @@ def _place_indicator(rng, g, masks):
         height = max(height, INDICATOR_SHAPES[shape, i, 0] + 1)
         width = max(width, INDICATOR_SHAPES[shape, i, 1] + 1)
     g[G_NROW], g[G_NCOL] = below(rng, SIDE - height + 1), below(rng, SIDE - width + 1)
-    hi, lo = np.uint64(0), np.uint64(0)
-    for i in range(INDICATOR_SIZES[shape]):
-        bit_hi, bit_lo = _bit(INDICATOR_SHAPES[shape, i, 0] + g[G_NROW], INDICATOR_SHAPES[shape, i, 1] + g[G_NCOL])
-        hi |= bit_hi
-        lo |= bit_lo
-    masks[M_NCELLS], masks[M_NCELLS + 1] = hi, lo
-    masks[M_HALO], masks[M_HALO + 1] = _halo(hi, lo)
+    rows = INDICATOR_SHAPES[shape, :, 0] + g[G_NROW]
+    cols = INDICATOR_SHAPES[shape, :, 1] + g[G_NCOL]
+    masks[M_NCELLS], masks[M_NCELLS + 1] = _cells_mask(rows, cols, INDICATOR_SIZES[shape])
+    masks[M_HALO], masks[M_HALO + 1] = _cells_halo(rows, cols, INDICATOR_SIZES[shape])
     g[G_NFREE] = 0
     for color in range(1, 10):
         if color != g[G_COLOR] and color != g[G_NCOLOR]:
@@ -394,30 +418,37 @@ def _place_indicator(rng, g, masks):
 
 
 @kernel
-def _draw_grammar(rng, head, variants, params, g, s_cells, masks, obj):
+def _draw_grammar(rng, head, variants, params, g, s_cells, masks, obj, accept):
     """One grammar for the episode's head: the roles' parameters, C, N (shape, colour, place) and S.
-    False when no S different from N's shape could be drawn."""
+
+    Returns 0, ``SHAPE_LIKE_INDICATOR`` when no S different from N's shape could be drawn, or
+    ``REFERENCE_RESTART`` when, with ``P_WEIGH_QUERIES``, the grammar's uniform draw ``accept[0]``
+    already exceeds what the reference would accept with every position of S valid (the exact
+    test, :func:`query_acceptance` of the valid positions, follows in :func:`_level2_block`)."""
     for role in range(3):
         for k in range(3):
             g[G_ROLES + 3 * role + k] = variants[head[3 + role], k]
     _draw_indicators(rng, g, masks, params[P_KEEP_DEGENERATE])
     if not _draw_shape(rng, g, masks, params, s_cells, obj):
-        return False
+        return SHAPE_LIKE_INDICATOR
+    if params[P_WEIGH_QUERIES] == 1:
+        accept[0] = _uniform(rng)
+        total = (SIDE - g[G_SH] + 1) * (SIDE - g[G_SW] + 1)
+        if accept[0] >= query_acceptance(total, total, params[P_QUERY_DRAWS], params[P_MAX_DRAWS]):
+            return REFERENCE_RESTART
     _place_indicator(rng, g, masks)
-    return True
+    return 0
 
 
 # ---------------------------------------------------------------- examples
 @kernel
-def _render(grid, rows, cols, n, color, g, masks, with_indicator):
-    """Draw one grid: N (when present) and the object."""
+def _render(grid, rows, cols, n, color, g, with_indicator):
+    """Draw one grid: N (when present: its indicator shape at its position) and the object."""
     grid[:, :] = 0
     if with_indicator:
-        hi, lo = masks[M_NCELLS], masks[M_NCELLS + 1]
-        for r in range(SIDE):
-            for c in range(SIDE):
-                if _has(hi, lo, r, c):
-                    grid[r, c] = g[G_NCOLOR]
+        shape = g[G_NSHAPE]
+        for i in range(INDICATOR_SIZES[shape]):
+            grid[INDICATOR_SHAPES[shape, i, 0] + g[G_NROW], INDICATOR_SHAPES[shape, i, 1] + g[G_NCOL]] = g[G_NCOLOR]
     for i in range(n):
         grid[rows[i], cols[i]] = color
 
@@ -454,11 +485,12 @@ def _example(kind, n, color, g, masks, params, obj, work):
 
 @kernel
 def _study_block(rng, kind, g, s_cells, masks, params, obj, work, grids, first, count):
-    """Fill ``grids[first:first + count]`` with distinct examples of ``kind``; False when the
-    block's draw budget runs out."""
+    """Fill ``grids[first:first + count]`` with examples of ``kind`` (pairwise distinct with
+    ``P_DISTINCT_STUDY``, independent draws otherwise); False when the block's draw budget runs out."""
     seen = np.zeros((count, 3), np.uint64)
     made = 0
     with_indicator = MARKS[kind, 2] == 1
+    distinct = params[P_DISTINCT_STUDY] == 1
     for _ in range(params[P_MAX_DRAWS]):
         if made == count:
             break
@@ -472,51 +504,162 @@ def _study_block(rng, kind, g, s_cells, masks, params, obj, work, grids, first, 
         repeat = False
         for j in range(made):
             repeat |= seen[j, 0] == hi and seen[j, 1] == lo and seen[j, 2] == np.uint64(color)
-        if repeat:
+        if repeat and distinct:
             continue
         seen[made, 0], seen[made, 1], seen[made, 2] = hi, lo, np.uint64(color)
-        _render(grids[first + made, 0], obj[0], obj[1], n, color, g, masks, with_indicator)
-        _render(grids[first + made, 1], work[0], work[1], m, out_color, g, masks, with_indicator)
+        _render(grids[first + made, 0], obj[0], obj[1], n, color, g, with_indicator)
+        _render(grids[first + made, 1], work[0], work[1], m, out_color, g, with_indicator)
         made += 1
     return made == count
 
 
 @kernel
-def _level2_block(rng, g, s_cells, masks, params, obj, work, grids, first):
-    """Level-2 examples at distinct positions, drawn without replacement from every valid one;
-    False when there are fewer valid positions than examples."""
-    positions = np.empty(SIDE * SIDE, np.int64)
+def _uniform(rng):
+    """Uniform float in [0, 1) with 53 random bits."""
+    return np.float64(next_u64(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@kernel
+def _within_budget(p, draws, budget):
+    """P(Binomial(budget, p) >= draws): ``draws`` valid positions found within ``budget`` i.i.d. draws
+    that are each valid with probability ``p`` (the reference's ``tries > max_tries`` rule)."""
+    if p >= 1.0:
+        return 1.0 if budget >= draws else 0.0
+    term = (1.0 - p) ** budget  # P(exactly j valid), j = 0, 1, ...
+    fewer = 0.0
+    for j in range(draws):
+        fewer += term
+        term *= (budget - j) / (j + 1) * p / (1.0 - p)
+    return max(0.0, 1.0 - fewer)
+
+
+@kernel
+def query_acceptance(valid, total, draws, budget):
+    """Probability that the reference keeps a grammar's query block: its object fits at ``total``
+    positions, ``valid`` of them give a valid example; the reference draws positions uniformly
+    until ``draws`` are valid (failing after ``budget`` draws) and restarts unless those ``draws``
+    positions are pairwise distinct. The two events are independent: the product of
+    P(``draws`` i.i.d. picks among ``valid`` are distinct) and P(Binomial(budget, valid/total) >= draws)."""
+    if valid < draws or total <= 0:
+        return 0.0
+    distinct = 1.0
+    for i in range(draws):
+        distinct *= (valid - i) / valid
+    return distinct * _within_budget(valid / total, draws, budget)
+
+
+@kernel
+def _shift(hi, lo, k):
+    """The mask moved by ``k`` cell indices (``10 * rows + cols``; negative moves up or left). The
+    caller makes sure no cell leaves the grid or wraps to another row."""
+    if k > 0:
+        if k >= 64:
+            return lo << np.uint64(k - 64), np.uint64(0)
+        return (hi << np.uint64(k)) | (lo >> np.uint64(64 - k)), lo << np.uint64(k)
+    if k < 0:
+        k = -k
+        if k >= 64:
+            return np.uint64(0), hi >> np.uint64(k - 64)
+        return hi >> np.uint64(k), (lo >> np.uint64(k)) | (hi << np.uint64(64 - k))
+    return hi, lo
+
+
+@kernel
+def _chain_reach(g, reach):
+    """Rows and columns the level-2 chain's steps reach, S anchored at (0, 0): ``reach`` = (top,
+    bottom, left, right) of the union of every step's box. The primitives move boxes the same way
+    wherever the object is, so the chain stays on the grid exactly at the anchors (r, c) with
+    ``r + top >= 0``, ``r + bottom < SIDE``, ``c + left >= 0`` and ``c + right < SIDE``."""
+    r0, r1, c0, c1 = 0, g[G_SH] - 1, 0, g[G_SW] - 1
+    reach[0], reach[1], reach[2], reach[3] = r0, r1, c0, c1
+    for role in range(3):
+        kind, a, b = g[G_ROLES + 3 * role], g[G_ROLES + 3 * role + 1], g[G_ROLES + 3 * role + 2]
+        if kind == TRANSLATION:
+            r0, r1, c0, c1 = r0 + a, r1 + a, c0 + b, c1 + b
+        elif kind == ROTATION:  # about the box's top-left cell: clockwise swings left, counter-clockwise up
+            height, width = r1 - r0 + 1, c1 - c0 + 1
+            if a == 0:
+                r0, r1, c0, c1 = r0, r0 + width - 1, c0 - height + 1, c0
+            else:
+                r0, r1, c0, c1 = r0 - width + 1, r0, c0, c0 + height - 1
+        elif kind == GROW:
+            r0, r1, c0, c1 = min(r0, r0 + a), max(r1, r1 + a), min(c0, c0 + b), max(c1, c1 + b)
+        reach[0], reach[1] = min(reach[0], r0), max(reach[1], r1)
+        reach[2], reach[3] = min(reach[2], c0), max(reach[3], c1)
+
+
+@kernel
+def level2_positions(g, s_cells, masks, params, obj, work, positions):
+    """Every top-left cell (``r * SIDE + c``, row-major) where S makes a valid level-2 example:
+    the chain stays on the grid and is valid there, and neither S nor the output touches N.
+    Fills ``positions`` and returns their count.
+
+    The primitives commute with moving the object, so the chain is run once, at the first anchor
+    where it stays on the grid; every other anchor only moves the input and output masks and
+    tests them against N's halo (what :func:`_example` would decide at each anchor)."""
+    reach = np.zeros(4, np.int64)
+    _chain_reach(g, reach)
+    rows_lo, rows_hi = max(0, -reach[0]), min(SIDE - g[G_SH], SIDE - 1 - reach[1])
+    cols_lo, cols_hi = max(0, -reach[2]), min(SIDE - g[G_SW], SIDE - 1 - reach[3])
+    if rows_lo > rows_hi or cols_lo > cols_hi:
+        return 0
+    level2 = np.int64(LEVEL2)  # not a literal, so _run_chain compiles once
+    n = _place_shape(rows_lo, cols_lo, g, s_cells, obj[0], obj[1])
+    m, _ = _run_chain(level2, g, obj[0], obj[1], n, g[G_COLOR], params[P_KEEP_DEGENERATE], work)
+    if m < 0:  # a mirror or rotation that changes nothing, or a degenerate chain: the same everywhere
+        return 0
+    out_hi, out_lo = _cells_mask(work[0], work[1], m)
+    anchor = rows_lo * SIDE + cols_lo
+    halo_hi, halo_lo = masks[M_HALO], masks[M_HALO + 1]
     found = 0
-    level2 = np.int64(LEVEL2)  # not a literal, so _example and _run_chain compile once
-    with_indicator = MARKS[level2, 2] == 1
-    for r in range(SIDE - g[G_SH] + 1):
-        for c in range(SIDE - g[G_SW] + 1):
-            n = _place_shape(r, c, g, s_cells, obj[0], obj[1])
-            if _example(level2, n, g[G_COLOR], g, masks, params, obj, work)[0] >= 0:
+    for r in range(rows_lo, rows_hi + 1):
+        for c in range(cols_lo, cols_hi + 1):
+            in_hi, in_lo = _shift(masks[M_SHAPE], masks[M_SHAPE + 1], r * SIDE + c)
+            moved_hi, moved_lo = _shift(out_hi, out_lo, r * SIDE + c - anchor)
+            if (in_hi | moved_hi) & halo_hi | (in_lo | moved_lo) & halo_lo == np.uint64(0):
                 positions[found] = r * SIDE + c
                 found += 1
+    return found
+
+
+@kernel
+def _level2_block(rng, g, s_cells, masks, params, obj, work, grids, first, accept):
+    """Level-2 examples at distinct valid positions, drawn without replacement. Returns 0, 1 when
+    there are fewer valid positions than examples, or ``REFERENCE_RESTART`` when, with
+    ``P_WEIGH_QUERIES``, the grammar's uniform draw ``accept`` is at least the reference's
+    probability of keeping it (:func:`query_acceptance`)."""
+    positions = np.empty(SIDE * SIDE, np.int64)
+    found = level2_positions(g, s_cells, masks, params, obj, work, positions)
     need = params[P_LEVEL2]
     if found < need:
-        return False
+        return 1
+    total = (SIDE - g[G_SH] + 1) * (SIDE - g[G_SW] + 1)
+    if params[P_WEIGH_QUERIES] == 1 and accept >= query_acceptance(found, total, params[P_QUERY_DRAWS],
+                                                                     params[P_MAX_DRAWS]):
+        return REFERENCE_RESTART
+    level2 = np.int64(LEVEL2)
+    with_indicator = MARKS[level2, 2] == 1
     for i in range(need):
         j = i + below(rng, found - i)
         positions[i], positions[j] = positions[j], positions[i]
         n = _place_shape(positions[i] // SIDE, positions[i] % SIDE, g, s_cells, obj[0], obj[1])
         m, out_color = _example(level2, n, g[G_COLOR], g, masks, params, obj, work)
-        _render(grids[first + i, 0], obj[0], obj[1], n, g[G_COLOR], g, masks, with_indicator)
-        _render(grids[first + i, 1], work[0], work[1], m, out_color, g, masks, with_indicator)
-    return True
+        _render(grids[first + i, 0], obj[0], obj[1], n, g[G_COLOR], g, with_indicator)
+        _render(grids[first + i, 1], work[0], work[1], m, out_color, g, with_indicator)
+    return 0
 
 
 @kernel
-def fill_episode(rng, g, s_cells, masks, params, grids):
+def fill_episode(rng, g, s_cells, masks, params, grids, accept):
     """All examples of one grammar: level-2 first (the block most likely to fail), then the six
-    study kinds. Returns 0, or the index in ``CAUSES`` of the block that could not be filled."""
+    study kinds. Returns 0, or the index in ``CAUSES`` of why the grammar was turned down
+    (``accept``: the grammar's uniform draw, see :func:`_level2_block`)."""
     obj = np.zeros((2, CAP), np.int64)
     work = np.zeros((4, CAP), np.int64)
     primitives, compositions = params[P_PRIMITIVES], params[P_COMPOSITIONS]
-    if not _level2_block(rng, g, s_cells, masks, params, obj, work, grids, 3 * (primitives + compositions)):
-        return 1
+    cause = _level2_block(rng, g, s_cells, masks, params, obj, work, grids, 3 * (primitives + compositions), accept)
+    if cause != 0:
+        return cause
     for kind in range(6):
         count = primitives if kind < 3 else compositions
         first = kind * primitives if kind < 3 else 3 * primitives + (kind - 3) * compositions
@@ -564,13 +707,14 @@ def generate(stream, indices, retries, variants, type_start, params):
     obj = np.zeros((2, CAP), np.int64)
     head = np.zeros(6, np.int64)
     rng = np.zeros(1, np.uint64)
+    accept = np.zeros(1, np.float64)
     for i in range(n):
         rng[0] = sample_state(stream, indices[i], retries[i])
         draw_head(rng, type_start, head)
         for _ in range(params[P_MAX_GRAMMARS]):
-            cause = SHAPE_LIKE_INDICATOR
-            if _draw_grammar(rng, head, variants, params, g, s_cells, masks, obj):
-                cause = fill_episode(rng, g, s_cells, masks, params, grids[i])
+            cause = _draw_grammar(rng, head, variants, params, g, s_cells, masks, obj, accept)
+            if cause == 0:
+                cause = fill_episode(rng, g, s_cells, masks, params, grids[i], accept[0])
             causes[i, cause] += 1
             if cause == 0:
                 ok[i] = True
@@ -594,7 +738,10 @@ def heads(stream, indices, retries, type_start):
 @kernel
 def generate_fixed(stream, grammars, s_cells, masks, params):
     """Episodes of fixed grammars (the static variant): episode ``i`` uses ``grammars[i]``,
-    ``s_cells[i]`` and ``masks[i]`` and only redraws its examples."""
+    ``s_cells[i]`` and ``masks[i]`` and only redraws its examples. ``P_WEIGH_QUERIES`` is ignored:
+    a fixed grammar's weight changes nothing, the reference's restarts only redraw its positions."""
+    params = params.copy()
+    params[P_WEIGH_QUERIES] = 0
     n = grammars.shape[0]
     examples = 3 * (params[P_PRIMITIVES] + params[P_COMPOSITIONS]) + params[P_LEVEL2]
     ok = np.zeros(n, np.bool_)
@@ -605,7 +752,7 @@ def generate_fixed(stream, grammars, s_cells, masks, params):
         rng[0] = sample_state(stream, i, 0)
         masks[i, M_HALO], masks[i, M_HALO + 1] = _halo(masks[i, M_NCELLS], masks[i, M_NCELLS + 1])
         for _ in range(params[P_MAX_GRAMMARS]):
-            cause = fill_episode(rng, grammars[i], s_cells[i], masks[i], params, grids[i])
+            cause = fill_episode(rng, grammars[i], s_cells[i], masks[i], params, grids[i], 0.0)
             causes[i, cause] += 1
             if cause == 0:
                 ok[i] = True

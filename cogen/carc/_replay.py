@@ -16,7 +16,7 @@ import numpy as np
 from cogen._jit import kernel
 from cogen.carc._kernels import MARKS, SIDE, transform
 
-KERNELS_SHA256 = "3ee43666629777bd24ff69d12e964d3a9f260f8719cf0ba8be5785bad4b3d9e8"
+KERNELS_SHA256 = "dfaca0f275f7e74d60fa4c1f003c5b865f778da50fa9bffe9b86962ea95ff9bd"
 
 __all__ = ["CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "UNKNOWN_KIND", "replay"]
 

@@ -20,20 +20,39 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cogen import _rng as rng
-from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS, Variant, triplet_name
+from cogen.carc.grammar import KINDS, QUERY_MODES, ROLES, TRANSFORMATIONS, Variant, triplet_name
 from cogen.carc.layout import Layout
 from cogen.errors import GenerationError
 
 if TYPE_CHECKING:
     from cogen.specs.carc import CarcSetting
 
-__all__ = ["MAX_DRAWS", "MAX_GRAMMARS", "EpisodeBatch", "EpisodeSampler", "mask_cells", "stream_seed", "triplet_codes"]
+__all__ = ["MAX_DRAWS", "MAX_GRAMMARS", "REFERENCE_QUERIES", "EpisodeBatch", "EpisodeSampler",
+           "kernel_params", "mask_cells", "stream_seed", "triplet_codes"]
 
 #: Grammars tried per episode before giving up (the reference never gives up). The paper's specs
-#: need at most about 20 (mean 1.7), so 1,000 only ever stops hopeless specs.
-MAX_GRAMMARS = 1_000
-#: Object draws per block of study examples (the reference's ``max_tries``).
+#: need about 18 on average in the reference query mode (at most a few hundred) and 1.7 in the
+#: distinct mode, so 10,000 only ever stops hopeless specs.
+MAX_GRAMMARS = 10_000
+#: Object draws per block of examples (the reference's ``max_tries``).
 MAX_DRAWS = 500
+#: Queries the reference generates per episode (``gen_data.py --num_queries``); its restart rule
+#: needs all of them distinct, so the reference query mode weighs grammars with this many draws.
+REFERENCE_QUERIES = 14
+
+
+def kernel_params(layout: Layout, queries: str, keep_degenerate: bool, shape_size: tuple[int, int]) -> np.ndarray:
+    """The kernels' ``params`` vector (see ``_kernels.P_*``)."""
+    from cogen.carc import _kernels as K
+
+    if queries not in QUERY_MODES:
+        raise ValueError(f"queries must be one of {', '.join(QUERY_MODES)}, not {queries!r}")
+    params = np.zeros(K.N_PARAMS, np.int64)
+    params[[K.P_KEEP_DEGENERATE, K.P_PRIMITIVES, K.P_COMPOSITIONS, K.P_LEVEL2, K.P_MAX_GRAMMARS, K.P_MAX_DRAWS,
+            K.P_MIN_SIZE, K.P_MAX_SIZE, K.P_WEIGH_QUERIES, K.P_QUERY_DRAWS, K.P_DISTINCT_STUDY]] = (
+        int(keep_degenerate), layout.primitives, layout.compositions, layout.level2, MAX_GRAMMARS, MAX_DRAWS,
+        *shape_size, int(queries == "reference"), max(REFERENCE_QUERIES, layout.level2), int(queries == "distinct"))
+    return params
 
 
 def stream_seed(seed: int, name: str) -> int:
@@ -51,27 +70,21 @@ class EpisodeSampler:
     keep_degenerate: bool = False
     layout: Layout = Layout()
     shape_size: tuple[int, int] = (1, 9)
+    queries: str = "reference"
 
     @classmethod
     def from_setting(cls, setting: CarcSetting) -> EpisodeSampler:
         """The sampler of ``setting``'s episode pool."""
         return cls(stream_seed(setting.seed, setting.name), tuple(setting.variants()), setting.rotation,
-                   setting.degenerate == "keep", setting.layout, tuple(setting.shape_size))
+                   setting.degenerate == "keep", setting.layout, tuple(setting.shape_size), setting.queries)
 
     @cached_property
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(variants, type_start, params)`` as the kernels take them."""
-        from cogen.carc import _kernels as K
-
         variants = np.array([v.params(self.rotation) for v in self.variants], np.int64).reshape(-1, 3)
         codes = [v.code for v in self.variants]
         type_start = np.searchsorted(codes, np.arange(len(TRANSFORMATIONS) + 1)).astype(np.int64)
-        params = np.zeros(K.N_PARAMS, np.int64)
-        params[[K.P_KEEP_DEGENERATE, K.P_PRIMITIVES, K.P_COMPOSITIONS, K.P_LEVEL2, K.P_MAX_GRAMMARS, K.P_MAX_DRAWS,
-                K.P_MIN_SIZE, K.P_MAX_SIZE]] = (int(self.keep_degenerate), self.layout.primitives,
-                                                self.layout.compositions, self.layout.level2, MAX_GRAMMARS,
-                                                MAX_DRAWS, *self.shape_size)
-        return variants, type_start, params
+        return variants, type_start, kernel_params(self.layout, self.queries, self.keep_degenerate, self.shape_size)
 
     def generate(self, indices: Iterable[int], retries: Iterable[int] | None = None) -> EpisodeBatch:
         """Episodes ``indices`` of the pool (``retries[i]``-th regeneration of each; 0 by default)."""

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KINDS", "KWARGS", "ROLES", "ROTATION_MODES", "TRANSFORMATIONS", "Variant", "expand_variants",
-           "triplet_name"]
+__all__ = ["KINDS", "KWARGS", "QUERY_MODES", "ROLES", "ROTATION_MODES", "ROTATION_TYPE_8", "TRANSFORMATIONS", "Variant",
+           "expand_variants", "rotation_mode", "triplet_name"]
 
 #: The five transformation types, in the reference's YAML order (the split shuffles triplets in this order).
 TRANSFORMATIONS = ("translation", "mirror", "rotation", "set_color", "grow")
@@ -34,6 +34,14 @@ KINDS = ("shape", "color", "neighbor", "shape+color", "shape+neighbor", "color+n
 #: ``paper``: rotation_type 8 turns counter-clockwise, as the paper says; ``reference``: 8 is
 #: clockwise like 0, as the public code does.
 ROTATION_MODES = ("paper", "reference")
+#: What ``rotation_type: 8`` does in each rotation mode (rows and exports say it in these words).
+ROTATION_TYPE_8 = {"paper": "counter-clockwise", "reference": "clockwise"}
+#: How an episode's grammar and examples are drawn. ``reference``: with the public generator's
+#: distribution, whose restart unless 14 independently drawn query positions are all distinct
+#: favours small shapes S and roomy indicator positions; study examples may repeat, as there.
+#: ``distinct``: level-2 positions drawn without replacement from every valid one and study
+#: examples that never repeat (cogen's first generator, byte for byte).
+QUERY_MODES = ("reference", "distinct")
 
 _GROW = {"-x": (-1, 0), "+x": (1, 0), "-y": (0, -1), "+y": (0, 1)}
 
@@ -94,3 +102,11 @@ def expand_variants(transformations: Sequence[tuple[str, Sequence[tuple[str, Seq
 def triplet_name(types: Sequence[str] | Mapping) -> str:
     """``translation+rotation+grow``: the episode's types in canonical order, joined by ``+``."""
     return "+".join(sorted(types, key=TRANSFORMATIONS.index))
+
+
+def rotation_mode(rotation_type_8: str) -> str:
+    """The rotation mode (``paper`` or ``reference``) whose ``rotation_type`` 8 turns as ``rotation_type_8`` says."""
+    for mode, turn in ROTATION_TYPE_8.items():
+        if turn == rotation_type_8:
+            return mode
+    raise ValueError(f"rotation_type_8 is {rotation_type_8!r}, not one of {', '.join(ROTATION_TYPE_8.values())}")

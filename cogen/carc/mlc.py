@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 __all__ = ["EOS", "IO_SEP", "PAD", "PATCH_OFFSET", "SOS", "SUP_SEP", "VOCAB_SIZE", "decode_grids", "encode_grids",
-           "encoder_length", "mlc_arrays", "mlc_batches", "mlc_episode", "reference_records"]
+           "encoder_length", "mlc_arrays", "mlc_batches", "mlc_episode", "reference_meta_data", "reference_records"]
 
 PAD, SOS, EOS, IO_SEP, SUP_SEP = range(5)
 PATCH_OFFSET = 5
@@ -111,18 +111,44 @@ def mlc_batches(rows, batch_size: int = 200, copy_task: bool = True) -> Iterator
 
 
 _META_KEYS = ("shape_transformation", "color_transformation", "indicator_transformation")
+_TURNS = {0: "clockwise", 1: "counter-clockwise"}
 
 
 def reference_records(rows: Mapping) -> Iterator[dict]:
     """Rows as the reference split script writes them (``study_examples``, ``queries`` as lists of
     ``[input, output]`` grids, ``meta_data``), one dict per row: ``json.dumps`` each into a JSONL
-    file and the reference's ``VisualGrammarDataset`` reads it."""
+    file and the reference's ``VisualGrammarDataset`` reads it.
+
+    A rotation role's ``meta_data`` entry also says which way it turns (``"turns": "clockwise"`` or
+    ``"counter-clockwise"``), from the rows' ``rotation_type_8`` column (counter-clockwise, the
+    paper's convention, when the rows predate it): the public code turns ``rotation_type`` 8
+    clockwise, so a reader of these files must not assume it. The reference's readers ignore the key.
+    """
     names = ("study_inputs", "study_outputs", "query_inputs", "query_outputs", "transformations",
              "transformation_kwargs")
-    for study_in, study_out, query_in, query_out, types, kwargs in zip(*(rows[name] for name in names), strict=True):
+    count = len(rows[names[0]])
+    turns_8 = rows["rotation_type_8"] if "rotation_type_8" in rows else ["counter-clockwise"] * count
+    for study_in, study_out, query_in, query_out, types, kwargs, turn_8 in zip(*(rows[name] for name in names),
+                                                                                turns_8, strict=True):
         yield {
-            "study_examples": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(study_in, study_out, strict=True)],
-            "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()] for i, o in zip(query_in, query_out, strict=True)],
-            "meta_data": {key: {"type": str(t), "kwargs": json.loads(k)}
-                          for key, t, k in zip(_META_KEYS, types, kwargs, strict=True)},
+            "study_examples": [[np.asarray(i).tolist(), np.asarray(o).tolist()]
+                               for i, o in zip(study_in, study_out, strict=True)],
+            "queries": [[np.asarray(i).tolist(), np.asarray(o).tolist()]
+                        for i, o in zip(query_in, query_out, strict=True)],
+            "meta_data": reference_meta_data(types, kwargs, turn_8),
         }
+
+
+def reference_meta_data(types, kwargs, rotation_type_8: str = "counter-clockwise") -> dict:
+    """The reference's ``meta_data`` of one row: ``{shape|color|indicator}_transformation`` ->
+    ``{"type", "kwargs"}`` (plus ``"turns"`` for a rotation), from the row's ``transformations``,
+    ``transformation_kwargs`` (JSON) and ``rotation_type_8``."""
+    return {key: _role_record(str(t), json.loads(k), str(rotation_type_8))
+            for key, t, k in zip(_META_KEYS, types, kwargs, strict=True)}
+
+
+def _role_record(name: str, kwargs: dict, turn_8: str) -> dict:
+    record = {"type": name, "kwargs": kwargs}
+    if name == "rotation":
+        record["turns"] = turn_8 if kwargs["rotation_type"] == 8 else _TURNS[kwargs["rotation_type"]]
+    return record

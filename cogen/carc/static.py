@@ -51,6 +51,7 @@ class StaticEpisodes:
     shape_words: np.ndarray
     neighbor_words: np.ndarray
     causes: np.ndarray
+    rotation: str = "paper"
 
 
 def _grammars(rotation: str):
@@ -80,24 +81,25 @@ def _grammars(rotation: str):
 
 
 def generate_static(spec: StaticSpec, stream: int, rotation: str = "paper", keep_degenerate: bool = False,
-                    shape_size: tuple[int, int] = (1, 9)) -> StaticEpisodes:
-    """Generate the 8 static episodes from RNG ``stream`` (episode ``i`` uses state ``(stream, i, 0)``)."""
+                    shape_size: tuple[int, int] = (1, 9), queries: str = "reference") -> StaticEpisodes:
+    """Generate the 8 static episodes from RNG ``stream`` (episode ``i`` uses state ``(stream, i, 0)``).
+
+    With one fixed grammar per episode the reference's restarts only redraw positions, so the
+    reference query mode needs no acceptance step here (the kernel skips it); it only lets study
+    examples repeat, as the reference's do."""
     from cogen.carc import _kernels as K
-    from cogen.carc.episodes import MAX_DRAWS, MAX_GRAMMARS
+    from cogen.carc.episodes import kernel_params
     from cogen.errors import GenerationError
 
     layout = Layout(spec.primitives, spec.compositions, spec.queries, 0)
     g, s_cells, masks, variants = _grammars(rotation)
-    params = np.zeros(K.N_PARAMS, np.int64)
-    params[[K.P_KEEP_DEGENERATE, K.P_PRIMITIVES, K.P_COMPOSITIONS, K.P_LEVEL2, K.P_MAX_GRAMMARS, K.P_MAX_DRAWS,
-            K.P_MIN_SIZE, K.P_MAX_SIZE]] = (int(keep_degenerate), layout.primitives, layout.compositions,
-                                            layout.level2, MAX_GRAMMARS, MAX_DRAWS, *shape_size)
+    params = kernel_params(layout, queries, keep_degenerate, shape_size)
     ok, grids, causes = K.generate_fixed(np.uint64(stream), g, s_cells, masks, params)
     if not ok.all():
         raise GenerationError(f"static episode {int(np.flatnonzero(~ok)[0])} could not be filled")
     return StaticEpisodes(layout, grids, variants, g[:, K.G_COLOR].copy(), g[:, K.G_NCOLOR].copy(),
                           masks[:, K.M_SHAPE: K.M_SHAPE + 2].copy(), masks[:, K.M_NCELLS: K.M_NCELLS + 2].copy(),
-                          causes)
+                          causes, rotation)
 
 
 def _kinds(layout: Layout) -> np.ndarray:
@@ -129,4 +131,5 @@ def _rows(episodes: StaticEpisodes, pairs: np.ndarray, kinds: np.ndarray) -> Row
         study_kinds=np.zeros((len(pairs), 0), np.int64),
         queries=episodes.grids[episode, example][:, None], query_kinds=kinds[example][:, None], types=types,
         kwargs=kwargs, shape_words=episodes.shape_words[episode], color=episodes.colors[episode],
-        neighbor_words=episodes.neighbor_words[episode], neighbor_color=episodes.neighbor_colors[episode])
+        neighbor_words=episodes.neighbor_words[episode], neighbor_color=episodes.neighbor_colors[episode],
+        rotation=episodes.rotation)

@@ -6,9 +6,11 @@ Every config has the same columns (the raw ``episodes`` config adds the 3-shot e
   (``list<list<list<int8>>>``), ready to stack into arrays; ``study_roles`` / ``query_roles`` name
   the kind of each example (``shape``, ``color+neighbor``, ``shape+color+neighbor``, ...);
 * the grammar, stored explicitly: ``transformations`` and ``transformation_kwargs`` (JSON, the
-  reference's ``meta_data`` kwargs) of the shape, colour and neighbour roles, ``triplet``,
-  ``shape_indicator`` (S's cells from its top-left), ``color_indicator`` (C),
-  ``neighbor_indicator`` (N's cells on the grid) and ``neighbor_color``.
+  reference's ``meta_data`` kwargs) of the shape, colour and neighbour roles, ``rotation_type_8``
+  (what ``rotation_type: 8`` does in this dataset: ``counter-clockwise`` as the paper says, or
+  ``clockwise`` as the public code does), ``triplet``, ``shape_indicator`` (S's cells from its
+  top-left), ``color_indicator`` (C), ``neighbor_indicator`` (N's cells on the grid) and
+  ``neighbor_color``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cogen.carc.grammar import KINDS, TRANSFORMATIONS, triplet_name
+from cogen.carc.grammar import KINDS, ROTATION_TYPE_8, TRANSFORMATIONS, triplet_name
 
 __all__ = ["COLUMNS", "EPISODE_COLUMNS", "RowData", "rows_table"]
 
@@ -34,6 +36,7 @@ COLUMNS = (
     ("triplet", "string"),
     ("transformations", "list<string>"),
     ("transformation_kwargs", "list<string>"),
+    ("rotation_type_8", "string"),
     ("shape_indicator", "list<list<int8>>"),
     ("color_indicator", "int8"),
     ("neighbor_indicator", "list<list<int8>>"),
@@ -45,7 +48,8 @@ EPISODE_COLUMNS = COLUMNS[:8] + (("shot_inputs", GRIDS), ("shot_outputs", GRIDS)
 
 @dataclass
 class RowData:
-    """The content of some rows, as arrays; grids are ``(row, example, input/output, 10, 10)``."""
+    """The content of some rows, as arrays; grids are ``(row, example, input/output, 10, 10)``;
+    ``rotation`` is the dataset's rotation mode (``paper`` or ``reference``)."""
 
     episode: np.ndarray
     study: np.ndarray
@@ -58,6 +62,7 @@ class RowData:
     color: np.ndarray
     neighbor_words: np.ndarray
     neighbor_color: np.ndarray
+    rotation: str = "paper"
     shots: np.ndarray | None = None
 
     def __len__(self) -> int:
@@ -129,6 +134,7 @@ def rows_table(rows: RowData, ids: list[str]):
         "transformations": strings_column(rows.types, TRANSFORMATIONS),
         "transformation_kwargs": pa.ListArray.from_arrays(_offsets(len(rows), 3),
                                                           pa.array(rows.kwargs.reshape(-1), pa.string())),
+        "rotation_type_8": pa.array([ROTATION_TYPE_8[rows.rotation]] * len(rows), pa.string()),
         "shape_indicator": cells_column(rows.shape_words),
         "color_indicator": pa.array(rows.color, pa.int8()),
         "neighbor_indicator": cells_column(rows.neighbor_words),

@@ -216,7 +216,8 @@ def _print(metrics: dict, breakdown: bool) -> None:
 
 _SHORT = {"grid_accuracy": "GA %", "per_pixel_accuracy": "PPA %", "object_pixel_accuracy": "Obj-PPA %",
           "format_errors": "format", "no_transformation": "no-op %", "stubbornness": "STBN %",
-          "exact_match": "exact %", "color_accuracy": "colour %", "shape_accuracy": "shape %"}
+          "exact_match": "exact %", "color_accuracy": "colour %", "shape_accuracy": "shape %",
+          "color_accuracy_counts": "colour (counts) %", "shape_accuracy_counts": "shape (counts) %"}
 
 
 def _breakdown_table(key: str, groups: dict):

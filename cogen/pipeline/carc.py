@@ -31,8 +31,10 @@ from cogen.specs.carc import CarcConfig, CarcSetting, setting_from_dict
 __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_rows", "pool_keys", "pool_rows",
            "regenerate_table", "shard_tables"]
 
-#: Bump when the generator changes what a (spec, index, retry) produces.
-GENERATOR_VERSION = 1
+#: Bump when the generator changes what a (spec, index, retry) produces. 2: the reference query
+#: mode is the default (``queries: distinct`` gives version 1's rows) and rows say what
+#: ``rotation_type`` 8 does (column ``rotation_type_8``).
+GENERATOR_VERSION = 2
 #: Episodes the pilot generates before any worker starts (compiles the kernels, fails fast).
 PILOT_EPISODES = 8
 
@@ -94,7 +96,7 @@ def batch_rows(batch: EpisodeBatch, kind: str) -> RowData:
                    query_kinds=np.full((n, layout.queries), LEVEL2), types=batch.types, kwargs=kwargs,
                    shape_words=batch.shapes[:, 0:2], color=batch.meta[:, META_COLOR],
                    neighbor_words=batch.shapes[:, 2:4], neighbor_color=batch.meta[:, META_NCOLOR],
-                   shots=batch.shots if kind == "episodes" else None)
+                   rotation=batch.sampler.rotation, shots=batch.shots if kind == "episodes" else None)
 
 
 def _add_stats(stats: dict[str, int], causes: np.ndarray, regenerated: int) -> None:
@@ -129,7 +131,7 @@ def static_episodes(setting: CarcSetting):
     from cogen.carc.static import generate_static
 
     return generate_static(setting.static, stream_seed(setting.static.seed, f"{setting.name}-static"),
-                           setting.rotation, setting.degenerate == "keep", tuple(setting.shape_size))
+                           setting.rotation, setting.degenerate == "keep", tuple(setting.shape_size), setting.queries)
 
 
 def _static_rows(setting: CarcSetting, episodes) -> dict[str, RowData]:

@@ -1,5 +1,5 @@
 """Compositional-ARC checks of ``cogen verify``: layout, held-out triplets, unique grammars, split
-rule, re-derived outputs and determinism — recomputed from the files and the manifest, never
+rule, rotation convention, re-derived outputs and determinism — recomputed from the files and the manifest, never
 trusted from the build.
 
 Fed one decoded row group at a time (:class:`cogen.pipeline.verify.FamilyChecks`): the grids are
@@ -14,7 +14,7 @@ import json
 import numpy as np
 
 from cogen.carc.episodes import EpisodeSampler
-from cogen.carc.grammar import KINDS, Variant, triplet_name
+from cogen.carc.grammar import KINDS, ROTATION_TYPE_8, Variant, triplet_name
 from cogen.carc.split import held_out_triplets
 from cogen.pipeline.carc import pool_rows, regenerate_table
 from cogen.pipeline.verify import Check, ConfigData, Determinism
@@ -23,7 +23,7 @@ from cogen.specs.carc import CarcConfig, setting_from_dict
 __all__ = ["CarcChecks", "checks", "grammar_strings", "rederive_examples"]
 
 _META = ["episode", "triplet", "transformations", "transformation_kwargs", "shape_indicator", "color_indicator",
-         "neighbor_indicator", "neighbor_color", "query_roles"]
+         "neighbor_indicator", "neighbor_color", "query_roles", "rotation_type_8"]
 #: Example grids and the column naming their kinds (None: level-2 examples, the raw pool's shots).
 _EXAMPLES = (("study_inputs", "study_outputs", "study_roles"), ("query_inputs", "query_outputs", "query_roles"),
              ("shot_inputs", "shot_outputs", None))
@@ -68,13 +68,14 @@ class CarcChecks:
         self.determinism.add(split, file, start, table)
 
     def finish(self) -> list[Check]:
-        """The six checks."""
+        """The seven checks."""
         import pyarrow as pa
 
         manifest = self.data.manifest
         tables = {split: pa.concat_tables(parts) for split, parts in self.meta.items()}
         return [self._layout_check(), _triplet_check(manifest, tables), _grammar_check(manifest, tables),
-                _rows_check(manifest, tables), self._rederive_check(), self.determinism.check()]
+                _rows_check(manifest, tables), _rotation_check(manifest, tables), self._rederive_check(),
+                self.determinism.check()]
 
     def _layout_check(self) -> Check:
         study, queries = self.expected["study_inputs"], self.expected["query_inputs"]
@@ -271,3 +272,12 @@ def _params(name, text, rotation: str) -> tuple[int, int, int]:
         return Variant(name, tuple(json.loads(text).items())).params(rotation)
     except (ValueError, KeyError, TypeError, AttributeError):
         return -1, 0, 0
+def _rotation_check(manifest: dict, tables: dict) -> Check:
+    """Every row says what ``rotation_type`` 8 does, as the spec's rotation mode decides."""
+    expected = ROTATION_TYPE_8[manifest["spec"]["rotation"]]
+    seen = set().union(*(set(table.column("rotation_type_8").to_pylist()) for table in tables.values()))
+    wrong = sorted(seen - {expected})
+    detail = f"rows say rotation_type 8 is {wrong}, the spec {expected}" if wrong else \
+        f"rotation_type 8 is {expected} (rotation: {manifest['spec']['rotation']})"
+    return Check(manifest["config"], "rotation convention", not wrong, detail)
+

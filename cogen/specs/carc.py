@@ -15,6 +15,8 @@ Layout (unknown keys are errors, reported with file, line and field)::
       grow: {direction: [-x, -y]}
     rotation: paper             # paper: rotation_type 8 is counter-clockwise; reference: 8 == 0 (clockwise)
     degenerate: reject          # reject (default) or keep examples whose output equals the input
+    queries: reference          # reference (default): the public generator's distribution of S, N and positions;
+                                # distinct: level-2 positions without replacement, study examples never repeat
     shape_size: [1, 9]          # requested cells of random-walk shapes (optional)
     layout: {primitives: 2, compositions: 2, queries: 10, shots: 3}   # optional
     split:                      # optional: the systematicity-aware splits of the pool
@@ -31,7 +33,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
 
-from cogen.carc.grammar import KWARGS, ROTATION_MODES, TRANSFORMATIONS, Variant, expand_variants
+from cogen.carc.grammar import KWARGS, QUERY_MODES, ROTATION_MODES, TRANSFORMATIONS, Variant, expand_variants
 from cogen.carc.layout import Layout, StaticSpec
 from cogen.errors import SpecError, UnknownNameError
 from cogen.specs._fields import Range, expect_keys, read_int, read_list, read_range, read_str
@@ -45,7 +47,8 @@ MAX_EPISODES = 100_000_000
 MAX_VARIANTS = 64  # the grammar key keeps 6 bits per role variant
 
 _TOP_REQUIRED = ("setting", "family", "seed", "episodes", "transformations")
-_TOP_OPTIONAL = ("version", "description", "rotation", "degenerate", "shape_size", "layout", "split", "static")
+_TOP_OPTIONAL = ("version", "description", "rotation", "degenerate", "queries", "shape_size", "layout", "split",
+                 "static")
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class CarcSetting:
     transformations: tuple[tuple[str, tuple[tuple[str, tuple], ...]], ...]
     rotation: str = "paper"
     degenerate: str = "reject"
+    queries: str = "reference"
     shape_size: Range = Range(1, 9)
     layout: Layout = Layout()
     split: SplitSpec | None = SplitSpec()
@@ -160,6 +164,7 @@ def setting_from_dict(data: dict) -> CarcSetting:
     return CarcSetting(
         name=data["name"], version=data["version"], seed=data["seed"], episodes=data["episodes"],
         transformations=transformations, rotation=data["rotation"], degenerate=data["degenerate"],
+        queries=data.get("queries", "distinct"),  # manifests of generator 1 predate the key: distinct
         shape_size=Range(data["shape_size"]), layout=Layout(**data["layout"]),
         split=SplitSpec(**{**split, "seeds": tuple(split["seeds"]), "configs": tuple(split["configs"])})
         if split else None,
@@ -179,6 +184,7 @@ def parse(doc: Located) -> CarcSetting:
         transformations=_read_transformations(doc, ("transformations",), top["transformations"]),
         rotation=_read_choice(doc, ("rotation",), top.get("rotation", "paper"), ROTATION_MODES),
         degenerate=_read_choice(doc, ("degenerate",), top.get("degenerate", "reject"), DEGENERATE),
+        queries=_read_choice(doc, ("queries",), top.get("queries", "reference"), QUERY_MODES),
         shape_size=read_range(doc, ("shape_size",), top.get("shape_size", [1, 9]), 1, 9),
         layout=_read_layout(doc, ("layout",), top.get("layout", {})),
         split=_read_split(doc, ("split",), top["split"]) if "split" in top else None,
