@@ -161,7 +161,7 @@ def test_a_hopeless_spec_fails_fast_with_rejection_counts(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(packaged_specs()))
 def test_every_packaged_spec_builds_small_and_verifies(name, tmp_path):
-    """Where a spec rejects degenerate samples, no row is a no-op."""
+    """Paper-text and as-run specs alike; where a spec rejects degenerate samples, no row is a no-op."""
     import json
 
     import pyarrow.parquet as pq
@@ -174,7 +174,7 @@ def test_every_packaged_spec_builds_small_and_verifies(name, tmp_path):
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("family") != "cogitao":
             continue
-        assert manifest["variant"] == "paper-text"
+        assert manifest["variant"] == ("as-run" if name.startswith("as_run/") else "paper-text")
         for split, info in manifest["splits"].items():
             if manifest["spec"][("out_of_domain" if split.endswith("_ood") else "in_domain")]["degenerate"] != "reject":
                 continue

@@ -15,7 +15,7 @@ from cogen.specs.cogitao import object_query
 
 CASES = [("c1", "C1-1", "train"), ("c1", "C1-4", "test_ood"), ("c3", "C3-2", "train"), ("c3", "C3-4", "test_ood"),
          ("g1", "G1-5", "test_ood"), ("g5", "G5-5", "test_ood"), ("g3", "G3-4", "validation_ood"), ("s", "S-4-5", "train"),
-         ("g5", "G5-3", "test_ood")]
+         ("g5", "G5-3", "test_ood"), ("as_run/c1", "as-run-C1-1", "train"), ("as_run/g4", "as-run-G4-3", "train")]
 
 
 def job_of(spec: str, config: str, split: str, seed: int = 7) -> SplitJob:

@@ -131,3 +131,25 @@ def test_sample_efficiency_follows_the_paper():
         domain = experiment.in_domain
         assert domain.grid.height == (paper["grid"],) * 2 and domain.objects.count == (paper["objects"],) * 2
         assert where_of(domain)["rows"] == (1, paper["max_side"]) == where_of(domain)["cols"]
+
+
+def test_as_run_specs_reproduce_the_authors_conditions():
+    """The paper-era code: 15x15 C1/C2, one held-out order, another experiment 4, G3 at most 4x4 then
+    6-8, G4 without a size limit, G5-5 on 17-20 grids with 3 objects; no-ops kept, nothing balanced."""
+    c1, c3, g3, g4, g5 = (load_spec(f"as_run/{name}") for name in ("c1", "c3", "g3", "g4", "g5"))
+    assert c1.experiment("as-run-C1-1").in_domain.grid.height == (15, 15)
+    assert c1.experiment("as-run-C1-1").out_of_domain.sequences.sequences == (("translate_up", "rot90"),)
+    assert ("mirror_horizontal", "mirror_horizontal") in c1.experiment("as-run-C1-1").in_domain.sequences.sequences
+    assert set(c1.experiment("as-run-C1-4").in_domain.sequences.transforms()) == {
+        "extend_contours_different_color", "mirror_horizontal", "translate_down"}
+    assert [len(e.out_of_domain.sequences.sequences) for e in c3.experiments] == [16] * 5
+    assert where_of(g3.experiment("as-run-G3-1").in_domain)["rows"] == (1, 4)
+    assert where_of(g3.experiment("as-run-G3-1").out_of_domain)["rows"] == (6, 8)
+    assert "rows" not in where_of(g4.experiment("as-run-G4-1").in_domain)
+    assert g5.experiment("as-run-G5-5").out_of_domain.objects.count == (3, 3)
+    assert g5.experiment("as-run-G5-5").out_of_domain.grid.height == (17, 20)
+    for name in packaged_specs():
+        if name.startswith("as_run/"):
+            for experiment in load_spec(name).experiments:
+                for domain in filter(None, (experiment.in_domain, experiment.out_of_domain)):
+                    assert (domain.degenerate, domain.balance) == ("keep", ())

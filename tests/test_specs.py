@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from cogen.errors import SpecError, UnknownNameError
-from cogen.specs import load_spec, packaged_specs, parse_spec_text
+from cogen.specs import load_spec, locate_configs, packaged_specs, parse_spec_text
 from cogen.specs.schema import OOD_SPLITS, experiment_from_dict
 
 BASE = """\
@@ -48,7 +48,7 @@ def test_packaged_spec_validates(name):
             assert not set(held_out) & set(experiment.in_domain.sequences.sequences)
 
 
-@pytest.mark.parametrize("variant,prefix", [("", "")])
+@pytest.mark.parametrize("variant,prefix", [("", ""), ("as_run/", "as-run-")])
 def test_paper_studies_have_five_experiments_and_paper_sizes(variant, prefix):
     for name in ("c1", "c2", "c3", "g1", "g2", "g3", "g4", "g5"):
         setting = load_spec(variant + name)
@@ -59,13 +59,28 @@ def test_paper_studies_have_five_experiments_and_paper_sizes(variant, prefix):
                                               "validation_ood": 1000, "test_ood": 1000}
 
 
-@pytest.mark.parametrize("name,prefix", [("s", "")])
+@pytest.mark.parametrize("name,prefix", [("s", ""), ("as_run/s", "as-run-")])
 def test_sample_efficiency_spec_has_four_train_sizes_per_transformation(name, prefix):
     setting = load_spec(name)
     sizes = {e.name: e.size("train") for e in setting.experiments}
     assert len(sizes) == 40
     assert {sizes[f"{prefix}S-{x}-1"] for x in range(1, 5)} == {100, 1000, 10_000, 100_000}
     assert all(not set(e.splits()) & set(OOD_SPLITS) for e in setting.experiments)
+
+
+def test_every_packaged_config_name_is_unique_and_as_run_ones_say_so():
+    """`cogen build --config C1-1` must name one config of one packaged spec."""
+    owners: dict[str, list[str]] = {}
+    for name in packaged_specs():
+        setting = load_spec(name)
+        for config in setting.configs:
+            owners.setdefault(config.name, []).append(name)
+            if name.startswith("as_run/"):
+                assert config.name.startswith("as-run-") and setting.variant == "as-run", (name, config.name)
+    assert {config: specs for config, specs in owners.items() if len(specs) > 1} == {}
+    assert locate_configs("C1-1")[0].name == "c1.yaml"
+    assert locate_configs("as-run-C1-1")[0].as_posix().endswith("split_specs/as_run/c1.yaml")
+    assert locate_configs("as_run/c3") == (packaged_specs()["as_run/c3"], None)
 
 
 def test_minimal_spec_parses_with_defaults():
@@ -188,6 +203,7 @@ def test_balance_resolves_to_what_each_domain_can_balance():
     assert g5.experiment("G5-1").out_of_domain.balance == ("count", "size")
     assert g5.experiment("G5-5").out_of_domain.balance == ("count",)  # `balance: count` in g5.yaml
     assert all(e.in_domain.balance == () == e.out_of_domain.balance for e in c1.experiments)
+    assert all(d.balance == () for e in load_spec("as_run/g5").experiments for d in (e.in_domain, e.out_of_domain))
 
 
 @pytest.mark.parametrize("key,value,line,hint", [("degenerate", "rejekt", 3, "reject"), ("balance", "difficult", 3,
