@@ -114,6 +114,7 @@ def test_card_body_is_derived_from_manifests_registry_and_differences(small_buil
         assert f"{manifest['splits']['train']['rows']:,}" in row
         assert manifest["fingerprint"] in _section(text, "Versions and fingerprints")
     assert "held out: 2 sequences (depth 2): `translate_up → rot90`, `rot90 → translate_up`" in configs
+    assert "variant: the paper's text" in configs and "as-run-C1-1" in configs  # the variants are explained
     assert "same sequence: `translate_up`; grid 10–15 → 16–20" in configs
     assert markdown_table().strip() in text
     assert all(d.topic in _section(text, "Differences from the reference implementations") for d in DIFFERENCES)

@@ -133,6 +133,25 @@ def test_sample_efficiency_follows_the_paper():
         assert where_of(domain)["rows"] == (1, paper["max_side"]) == where_of(domain)["cols"]
 
 
+@pytest.mark.parametrize("spec,expected", [
+    ("c3", {"C3-1": "5 of the 27", "C3-2": "every one of the 27", "C3-4": "every one of the 26"}),
+    ("as_run/c3", {f"as-run-C3-{k}": "6 of the 16" for k in range(1, 6)})])
+def test_the_card_counts_held_out_triples_with_an_untrained_pair(spec, expected):
+    """C3 tests one level deeper; the card says how many held-out triples also hold an unseen pair."""
+    import json
+    from dataclasses import asdict
+
+    from cogen.card._studies import cogitao_shift
+
+    setting = load_spec(spec)
+    for name, text in expected.items():
+        manifest = {"family": "cogitao", "spec": json.loads(json.dumps(asdict(setting.experiment(name))))}
+        shift = cogitao_shift(manifest)
+        assert text in shift, shift
+    c31 = cogitao_shift({"spec": json.loads(json.dumps(asdict(load_spec("c3").experiment("C3-1"))))})
+    assert "`mirror_horizontal → mirror_horizontal` (the identity)" in c31
+
+
 def test_as_run_specs_reproduce_the_authors_conditions():
     """The paper-era code: 15x15 C1/C2, one held-out order, another experiment 4, G3 at most 4x4 then
     6-8, G4 without a size limit, G5-5 on 17-20 grids with 3 objects; no-ops kept, nothing balanced."""

@@ -60,13 +60,19 @@ def _summary(ctx: CardContext) -> str:
             f"{rows:,} rows, {size / 1e6:,.1f} MB of Parquet.")
 
 
+#: How the card names each spec variant (``variant:`` of a COGITAO spec).
+VARIANT_TEXT = {"paper-text": "the paper's text", "as-run": "as run by the authors' code", "custom": "custom spec"}
+
+
 def _studies(ctx: CardContext) -> str:
     lines = []
     for (family_name, setting), configs in ctx.studies().items():
-        description = ctx.manifests[configs[0]].get("description", "").strip()
+        manifest = ctx.manifests[configs[0]]
+        description = manifest.get("description", "").strip()
         span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
-        lines.append(f"- **{setting}** ({family(family_name).title}; {len(configs)} configs, "
-                     f"`{span}`): {description}")
+        variant = VARIANT_TEXT.get(manifest.get("variant", ""))
+        lines.append(f"- **{setting}** ({family(family_name).title}; {f'variant: {variant}; ' if variant else ''}"
+                     f"{len(configs)} configs, `{span}`): {description}")
     return "\n".join(lines) or "- (no configs built yet)"
 
 
