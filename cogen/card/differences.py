@@ -114,7 +114,7 @@ DIFFERENCES = (
                "`is_shape_symmetric` ignores rotation, so its \"asymmetric\" objects may be 180-degree symmetric",
                "built deterministically by cogen from the paper's families, diagonal stripes included (22,818 "
                "objects); its SHA-256 is recorded in every manifest and dataset card. In the C3 training, G4 and G5 "
-               "out-of-domain pools the drawn objects are within a total-variation distance of 0.035 of the "
+               "out-of-domain pools the objects drawn as the reference draws them (`balance: none`) are within a total-variation distance of 0.035 of the "
                "reference's in height, colours, square boxes, transpose and 180-degree symmetry, 4-connectivity "
                "and holes, but hold 2-7 % fewer pixels (means 8.3 / 8.9 / 27.1 against 8.8 / 9.1 / 29.0); whole "
                "bank: 65.8 % symmetric (reference 69.9 %), 18.2 % single-coloured (22.5 %), 79.2 % fully connected "
