@@ -48,7 +48,7 @@ DIFFERENCES = (
                "...), `split_specs/as_run/` the paper-era code (configs `as-run-C1-1` ...); the card names the "
                "variant of every study. Neither trains on a held-out sequence: a spec that does is refused"),
     Difference("cogitao", "CompGen sequence lists",
-               "C1/C2 train on 6-7 of the paper's 8-9 pairs and hold out one order (C1-1: `translate_up`→`rot90` "
+               "C1/C2 train on 6-7 of the paper's 7-8 pairs and hold out one order (C1-1: `translate_up`→`rot90` "
                "only; C1-2: the reverse of the paper's); C3 trains on 6 of the 9 pairs and tests 16 of the 27 "
                "triples, 6 of which contain a pair never trained, so C3 mixes one level deeper with an unseen pair; "
                "experiment 4 is `extend_contours_different_color`, `mirror_horizontal`, `translate_down`",
