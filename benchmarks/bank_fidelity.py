@@ -1,6 +1,8 @@
 """Object statistics of the pools the COGITAO experiments draw from, beside the reference's.
 
-Builds C3-1, G4-1/G4-3, G5-1/G5-3 and G1-3 with the shipped specs and bank, and prints, for C3 training
+Builds C3-1 (as run: objects of at most 5x5, as the reference draws them), G4-1/G4-3, G5-1/G5-3
+and G1-3 with the shipped specs and bank, sampled as the reference samples (no-ops kept, nothing
+balanced), and prints, for C3 training
 objects, G4 out-of-domain and G5 out-of-domain objects, every row of the object table of cogen's
 fidelity review (``cogitao_fidelity.md`` section 2.2): the reference generator's figure, the
 review's figure for cogen at ``aa8c763`` (bank v1), cogen's figure now on the objects the sampler
@@ -28,7 +30,7 @@ from cogen.bank.fidelity import REFERENCE, STATISTICS, object_statistics, tvd
 TRAIN_ROWS = 20_000
 
 POOLS = {  # pool -> (spec, experiment, splits whose objects count)
-    "C3 train": ("c3", "C3-1", ("train",)),
+    "C3 train": ("as_run/c3", "as-run-C3-1", ("train",)),  # objects of at most 5x5, as the reference's C3
     "G4 out of domain": ("g4", "G4-1", ("validation_ood", "test_ood")),
     "G5 out of domain": ("g5", "G5-1", ("validation_ood", "test_ood")),
 }
@@ -68,13 +70,29 @@ REFERENCE_MIRROR_NOOP = 0.304     # mirror_horizontal no-op share of the referen
 REVIEWED_MIRROR_NOOP = 0.734      # the same for cogen's pool at aa8c763
 
 
+#: The reference's sampling: no-ops kept, count and sizes redrawn with every attempt. cogen's
+#: defaults change both on purpose (README, "Differences"); these figures isolate the bank.
+REFERENCE_SAMPLING = "degenerate: keep\nbalance: none\n"
+
+
+def _with_reference_sampling(spec: str, out: Path) -> Path:
+    """The packaged spec ``spec`` with the reference's sampling, written next to the build."""
+    from cogen.specs import packaged_specs
+
+    text = packaged_specs()[spec].read_text()
+    if "\ndegenerate:" not in text:
+        text = text.replace("\nexperiments:\n", f"\n{REFERENCE_SAMPLING}experiments:\n", 1)
+    path = out.parent / f"{spec.replace('/', '_')}.yaml"
+    path.write_text(text)
+    return path
+
+
 def _build(out: Path, scale: float, workers: int) -> None:
     from cogen.pipeline import build
 
-    build("c3", out, scale=scale, workers=workers, only=["C3-1"])
-    build("g4", out, scale=scale, workers=workers, only=["G4-1", "G4-3"])
-    build("g5", out, scale=scale, workers=workers, only=["G5-1", "G5-3"])
-    build("g1", out, scale=scale, workers=workers, only=["G1-3"])
+    for spec, configs in (("as_run/c3", ["as-run-C3-1"]), ("g4", ["G4-1", "G4-3"]), ("g5", ["G5-1", "G5-3"]),
+                          ("g1", ["G1-3"])):
+        build(_with_reference_sampling(spec, out), out, scale=scale, workers=workers, only=configs)
 
 
 def _rows(out: Path, config: str, split: str, columns: list[str]):
@@ -166,7 +184,7 @@ def _pool_table(name: str, out: Path) -> None:
 
 def _c3_mirrors(out: Path) -> None:
     bank = load_bank()
-    grids = [bank.object(int(i)) for i in _drawn(out, "C3-1", ("train",))]
+    grids = [bank.object(int(i)) for i in _drawn(out, "as-run-C3-1", ("train",))]
     shares = {"unchanged by mirror_horizontal": np.mean([(g == g[::-1]).all() for g in grids]),
               "whose rot90 equals their mirror_horizontal":
                   np.mean([np.array_equal(np.rot90(g), g[::-1]) for g in grids])}
@@ -216,11 +234,12 @@ def main() -> None:
     print("\nShares in %; TVD over the reference's bins (rest lumped); `–`: the review gives no figure. "
           "The review measured `square box` on the pool, the rest on drawn objects.")
     with tempfile.TemporaryDirectory() as folder:
-        _build(Path(folder), args.scale, args.workers)
+        out = Path(folder) / "build"  # the specs it builds are written beside it
+        _build(out, args.scale, args.workers)
         for name in POOLS:
-            _pool_table(name, Path(folder))
-        _c3_mirrors(Path(folder))
-        _training_pool(Path(folder))
+            _pool_table(name, out)
+        _c3_mirrors(out)
+        _training_pool(out)
     _whole_bank()
 
 

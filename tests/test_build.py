@@ -193,7 +193,26 @@ def test_a_hopeless_spec_fails_fast_with_rejection_counts(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(packaged_specs()))
 def test_every_packaged_spec_builds_small_and_verifies(name, tmp_path):
+    """Paper-text and as-run specs alike; where a spec rejects degenerate samples, no row is a no-op."""
+    import json
+
+    import pyarrow.parquet as pq
+
     report = build(name, tmp_path / name, scale=0.002, workers=1)
     assert report.configs
     checks = verify(tmp_path / name, shards_per_config=1)
     assert not failed(checks), failed(checks)
+    for manifest_path in (tmp_path / name / "manifests").glob("*.json"):
+        manifest = json.loads(manifest_path.read_text())
+        if manifest.get("family") != "cogitao":
+            continue
+        assert manifest["variant"] == ("as-run" if name.startswith("as_run/") else "paper-text")
+        for split, info in manifest["splits"].items():
+            if manifest["spec"][("out_of_domain" if split.endswith("_ood") else "in_domain")]["degenerate"] != "reject":
+                continue
+            assert "noops" in info["stats"]
+            for file in info["files"]:
+                table = pq.read_table(tmp_path / name / file, columns=["input", "output"])
+                assert table.column("input").to_pylist() != [] and not any(
+                    a == b for a, b in zip(table.column("input").to_pylist(), table.column("output").to_pylist(),
+                                           strict=True)), (manifest["config"], split)

@@ -14,7 +14,8 @@ from cogen.specs import load_spec, parse_spec_text
 from cogen.specs.cogitao import object_query
 
 CASES = [("c1", "C1-1", "train"), ("c1", "C1-4", "test_ood"), ("c3", "C3-2", "train"), ("c3", "C3-4", "test_ood"),
-         ("g1", "G1-5", "test_ood"), ("g5", "G5-5", "test_ood"), ("g3", "G3-4", "validation_ood"), ("s", "S-4-5", "train")]
+         ("g1", "G1-5", "test_ood"), ("g5", "G5-5", "test_ood"), ("g3", "G3-4", "validation_ood"), ("s", "S-4-5", "train"),
+         ("g5", "G5-3", "test_ood"), ("as_run/c1", "as-run-C1-1", "train"), ("as_run/g4", "as-run-G4-3", "train")]
 
 
 def job_of(spec: str, config: str, split: str, seed: int = 7) -> SplitJob:
@@ -77,6 +78,9 @@ def test_samples_obey_their_domain(spec, config, split):
         assert result.ok
         assert (rows["outputs"][i, :height, :width] == result.grid).all()
         assert not rows["inputs"][i, height:].any() and not rows["inputs"][i, :, width:].any()
+        unchanged = (result.grid == rows["inputs"][i, :height, :width]).all()
+        assert bool(rows["noop"][i]) == unchanged or domain.degenerate == "reject"
+        assert not unchanged or domain.degenerate == "keep"  # the oracle agrees: no no-op is kept under reject
 
 
 def test_a_sample_depends_only_on_its_index_and_retry():

@@ -114,12 +114,13 @@ def test_card_body_is_derived_from_manifests_registry_and_differences(small_buil
         assert f"{manifest['splits']['train']['rows']:,}" in row
         assert manifest["fingerprint"] in _section(text, "Versions and fingerprints")
     assert "held out: 2 sequences (depth 2): `translate_up → rot90`, `rot90 → translate_up`" in configs
+    assert "variant: the paper's text" in configs and "as-run-C1-1" in configs  # the variants are explained
     assert "same sequence: `translate_up`; grid 10–15 → 16–20" in configs
     assert markdown_table().strip() in text
     assert all(d.topic in _section(text, "Differences from the reference implementations") for d in DIFFERENCES)
     assert manifests["C1-1"]["bank_sha256"] in text and "numpy " + manifests["C1-1"]["versions"]["numpy"] in text
     statistics = _section(text, "Generation statistics")
-    assert re.search(r"\| `C1-1` \| \d+% \|", statistics) and "out_of_grid" in statistics
+    assert re.search(r"\| `C1-1` \| \d+\.\d\d \|", statistics) and "out_of_grid" in statistics
     for title in ("@misc{cogitao", "Compositional-ARC}: Assessing Systematic Generalization", "2504.01445"):
         assert title in _section(text, "Citation")
     assert "Apache License 2.0" in _section(text, "Licence")

@@ -19,8 +19,10 @@ def test_wheel_ships_specs_bank_and_card_template(tmp_path):
     assert result.returncode == 0, result.stderr
     wheel = next(tmp_path.glob("cogen-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for spec in (ROOT / "split_specs").glob("*.yaml"):
-        assert f"cogen/_data/split_specs/{spec.name}" in names
+    specs = sorted((ROOT / "split_specs").rglob("*.yaml"))
+    assert any(spec.parent.name == "as_run" for spec in specs)
+    for spec in specs:
+        assert f"cogen/_data/split_specs/{spec.relative_to(ROOT / 'split_specs').as_posix()}" in names
     for bank_file in (ROOT / "objects").iterdir():
         assert f"cogen/_data/objects/{bank_file.name}" in names
     assert "cogen/_data/hub_card.md" in names

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from cogen.errors import SpecError, UnknownNameError
-from cogen.specs import load_spec, packaged_specs, parse_spec_text
+from cogen.specs import load_spec, locate_configs, packaged_specs, parse_spec_text
 from cogen.specs.schema import OOD_SPLITS, experiment_from_dict
 
 BASE = """\
@@ -48,30 +48,39 @@ def test_packaged_spec_validates(name):
             assert not set(held_out) & set(experiment.in_domain.sequences.sequences)
 
 
-def test_paper_studies_have_five_experiments_and_paper_sizes():
+@pytest.mark.parametrize("variant,prefix", [("", ""), ("as_run/", "as-run-")])
+def test_paper_studies_have_five_experiments_and_paper_sizes(variant, prefix):
     for name in ("c1", "c2", "c3", "g1", "g2", "g3", "g4", "g5"):
-        setting = load_spec(name)
-        assert [e.name for e in setting.experiments] == [f"{name.upper()}-{i}" for i in range(1, 6)]
+        setting = load_spec(variant + name)
+        assert [e.name for e in setting.experiments] == [f"{prefix}{name.upper()}-{i}" for i in range(1, 6)]
+        assert setting.variant == ("as-run" if prefix else "paper-text")
         for experiment in setting.experiments:
             assert dict(experiment.sizes) == {"train": 100_000, "validation": 1000, "test": 1000,
                                               "validation_ood": 1000, "test_ood": 1000}
 
 
-def test_sample_efficiency_spec_has_four_train_sizes_per_transformation():
-    setting = load_spec("s")
+@pytest.mark.parametrize("name,prefix", [("s", ""), ("as_run/s", "as-run-")])
+def test_sample_efficiency_spec_has_four_train_sizes_per_transformation(name, prefix):
+    setting = load_spec(name)
     sizes = {e.name: e.size("train") for e in setting.experiments}
     assert len(sizes) == 40
-    assert {sizes[f"S-{x}-1"] for x in range(1, 5)} == {100, 1000, 10_000, 100_000}
+    assert {sizes[f"{prefix}S-{x}-1"] for x in range(1, 5)} == {100, 1000, 10_000, 100_000}
     assert all(not set(e.splits()) & set(OOD_SPLITS) for e in setting.experiments)
 
 
-def test_reference_leaks_are_removed_from_training():
-    c1 = load_spec("c1")
-    for name, held_out in (("C1-2", ("change_shape_color", "pad_right")), ("C1-3", ("crop_bottom_side", "rot90")),
-                           ("C1-5", ("extend_contours_same_color", "pad_left"))):
-        experiment = c1.experiment(name)
-        assert held_out in experiment.out_of_domain.sequences.sequences
-        assert held_out not in experiment.in_domain.sequences.sequences
+def test_every_packaged_config_name_is_unique_and_as_run_ones_say_so():
+    """`cogen build --config C1-1` must name one config of one packaged spec."""
+    owners: dict[str, list[str]] = {}
+    for name in packaged_specs():
+        setting = load_spec(name)
+        for config in setting.configs:
+            owners.setdefault(config.name, []).append(name)
+            if name.startswith("as_run/"):
+                assert config.name.startswith("as-run-") and setting.variant == "as-run", (name, config.name)
+    assert {config: specs for config, specs in owners.items() if len(specs) > 1} == {}
+    assert locate_configs("C1-1")[0].name == "c1.yaml"
+    assert locate_configs("as-run-C1-1")[0].as_posix().endswith("split_specs/as_run/c1.yaml")
+    assert locate_configs("as_run/c3") == (packaged_specs()["as_run/c3"], None)
 
 
 def test_minimal_spec_parses_with_defaults():
@@ -172,3 +181,73 @@ def test_experiment_round_trips_through_a_manifest_dict():
 
     for experiment in load_spec("g5").experiments + load_spec("c3").experiments:
         assert experiment_from_dict(json.loads(json.dumps(asdict(experiment)))) == experiment
+
+
+def test_sampling_keys_default_to_reject_and_difficulty_and_override_per_experiment():
+    setting = parse(BASE)
+    domain = setting.experiment("T-1").in_domain
+    assert (domain.degenerate, domain.balance, setting.variant) == ("reject", (), "custom")
+    text = BASE.replace("seed: 1\n", "seed: 1\ndegenerate: keep\nbalance: none\nvariant: as-run\n").replace(
+        "  T-1:\n", "  T-1:\n    degenerate: reject\n").replace("count: [2, 2]", "count: [1, 3]")
+    setting = parse(text)
+    experiment = setting.experiment("T-1")
+    assert setting.variant == "as-run" and experiment.in_domain.degenerate == "reject"
+    assert experiment.in_domain.balance == ()
+
+
+def test_balance_resolves_to_what_each_domain_can_balance():
+    """The count where it varies; heights only out of domain, and only when the experiment shifts sizes."""
+    g1, g3, g5, c1 = (load_spec(name) for name in ("g1", "g3", "g5", "c1"))
+    assert g1.experiment("G1-5").in_domain.balance == ("count",) == g1.experiment("G1-5").out_of_domain.balance
+    assert (g3.experiment("G3-1").in_domain.balance, g3.experiment("G3-1").out_of_domain.balance) == ((), ("size",))
+    assert g5.experiment("G5-1").out_of_domain.balance == ("count", "size")
+    assert g5.experiment("G5-5").out_of_domain.balance == ("count",)  # `balance: count` in g5.yaml
+    assert all(e.in_domain.balance == () == e.out_of_domain.balance for e in c1.experiments)
+    assert all(d.balance == () for e in load_spec("as_run/g5").experiments for d in (e.in_domain, e.out_of_domain))
+
+
+@pytest.mark.parametrize("key,value,line,hint", [("degenerate", "rejekt", 3, "reject"), ("balance", "difficult", 3,
+                                                                                          "difficulty"),
+                                                  ("variant", "paper", 3, "paper-text")])
+def test_unknown_sampling_value_names_file_line_field_and_fix(key, value, line, hint):
+    message = error_of(BASE.replace("seed: 1\n", f"seed: 1\n{key}: {value}\n"))
+    assert f"t.yaml, line {line}, field {key}" in message and f"unknown value {value!r}" in message
+    assert f"did you mean {hint!r}" in message and "use one of" in message
+    nested = error_of(BASE.replace("  T-1:\n", f"  T-1:\n    {key}: {value}\n"))
+    assert key == "variant" or f"line 9, field experiments.T-1.{key}" in nested
+
+
+def test_identity_sequence_is_refused_unless_degenerate_samples_are_kept():
+    text = BASE.replace("[[translate_up], [rot90]]", "[[translate_up], [mirror_horizontal, mirror_horizontal]]")
+    message = error_of(text)
+    assert "t.yaml, line 9, field experiments.T-1.in_domain.sequences[1]" in message
+    assert "is the identity" in message and "degenerate: keep" in message
+    assert parse(text.replace("seed: 1\n", "seed: 1\ndegenerate: keep\n"))
+
+
+def test_always_identity_follows_the_registry_algebra():
+    from cogen.specs.cogitao import always_identity
+
+    assert always_identity(["rot90"] * 4) and not always_identity(["rot90"] * 3)
+    assert always_identity(["pad_shape", "crop_contours"]) and not always_identity(["crop_contours", "pad_shape"])
+    assert always_identity(["translate_up", "mirror_vertical", "mirror_vertical", "translate_down"])
+    assert always_identity(["change_shape_color"] * 9) and not always_identity(["change_shape_color"] * 8)
+
+
+def test_a_balanced_count_must_fit_at_its_highest():
+    text = BASE.replace("height: [10, 10], width: [10, 10]", "height: [5, 5], width: [5, 5]").replace(
+        "count: [2, 2]", "count: [2, 10]")
+    message = error_of(text)
+    assert "10 objects cannot fit" in message and "balance: none" in message and "line 5" in message
+    assert parse(text.replace("seed: 1\n", "seed: 1\nbalance: none\n"))
+
+
+def test_manifests_of_generator_version_1_read_back_as_kept_and_unbalanced():
+    import json
+    from dataclasses import asdict
+
+    data = json.loads(json.dumps(asdict(load_spec("g5").experiment("G5-1"))))
+    for part in ("in_domain", "out_of_domain"):
+        del data[part]["degenerate"], data[part]["balance"]
+    old = experiment_from_dict(data)
+    assert (old.in_domain.degenerate, old.out_of_domain.balance) == ("keep", ())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from cogen.families import family
 
-__all__ = ["carc_shift", "cogitao_shift", "programs_shift", "shift_text"]
+__all__ = ["carc_shift", "cogitao_shift", "programs_shift", "shift_text", "untrained_pairs"]
 
 
 def _span(values) -> str:
@@ -81,8 +81,36 @@ def _square(span) -> str:
     return "–".join(dict.fromkeys(f"{side}x{side}" for side in span))
 
 
+def _pairs(sequence) -> list[tuple[str, str]]:
+    return [(sequence[i], sequence[i + 1]) for i in range(len(sequence) - 1)]
+
+
+def untrained_pairs(in_domain: dict, out_of_domain: dict) -> tuple[int, int, list[tuple[str, str]]]:
+    """How many held-out sequences deeper than 2 contain an adjacent ordered pair that no in-domain
+    sequence contains, out of how many such sequences, and those pairs (explicit lists only)."""
+    trained = {pair for seq in in_domain.get("sequences") or [] for pair in _pairs(seq)}
+    deep = [seq for seq in out_of_domain.get("sequences") or [] if len(seq) > 2]
+    untrained = [[pair for pair in _pairs(seq) if pair not in trained] for seq in deep]
+    pairs = sorted({pair for found in untrained for pair in found})
+    return sum(1 for found in untrained if found), len(deep), pairs
+
+
+def _untrained_text(in_domain: dict, out_of_domain: dict) -> str:
+    count, deep, pairs = untrained_pairs(in_domain, out_of_domain)
+    if not deep:
+        return ""
+    if not count:
+        return f"every one of the {deep} held-out sequences is made of trained pairs"
+    from cogen.specs.cogitao import always_identity
+
+    names = ", ".join("`" + " → ".join(pair) + "`" + (" (the identity)" if always_identity(pair) else "")
+                      for pair in pairs)
+    return f"{count} of the {deep} held-out sequences contain a pair never trained: {names}"
+
+
 def cogitao_shift(manifest: dict) -> str:
-    """COGITAO: held-out sequences and/or grid and object changes between the two domains."""
+    """COGITAO: held-out sequences and/or grid and object changes between the two domains; for
+    held-out sequences deeper than 2, how many contain a pair never trained."""
     spec = manifest.get("spec") or {}
     inside, outside = spec.get("in_domain"), spec.get("out_of_domain")
     if not inside:
@@ -93,6 +121,9 @@ def cogitao_shift(manifest: dict) -> str:
     if inside["sequences"] != outside["sequences"]:
         parts.append(f"{_sequence_set(inside['sequences'])} → held out: {_sequence_set(outside['sequences'])}"
                      f"{_listed(outside['sequences'])}")
+        untrained = _untrained_text(inside["sequences"], outside["sequences"])
+        if untrained:
+            parts.append(untrained)
     else:
         parts.append(f"same {_sequence_set(inside['sequences'])}{_listed(inside['sequences'], 1)}")
     if inside["grid"] != outside["grid"]:

@@ -60,13 +60,19 @@ def _summary(ctx: CardContext) -> str:
             f"{rows:,} rows, {size / 1e6:,.1f} MB of Parquet.")
 
 
+#: How the card names each spec variant (``variant:`` of a COGITAO spec).
+VARIANT_TEXT = {"paper-text": "the paper's text", "as-run": "as run by the authors' code", "custom": "custom spec"}
+
+
 def _studies(ctx: CardContext) -> str:
     lines = []
     for (family_name, setting), configs in ctx.studies().items():
-        description = ctx.manifests[configs[0]].get("description", "").strip()
+        manifest = ctx.manifests[configs[0]]
+        description = manifest.get("description", "").strip()
         span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
-        lines.append(f"- **{setting}** ({family(family_name).title}; {len(configs)} configs, "
-                     f"`{span}`): {description}")
+        variant = VARIANT_TEXT.get(manifest.get("variant", ""))
+        lines.append(f"- **{setting}** ({family(family_name).title}; {f'variant: {variant}; ' if variant else ''}"
+                     f"{len(configs)} configs, `{span}`): {description}")
     return "\n".join(lines) or "- (no configs built yet)"
 
 
@@ -127,29 +133,64 @@ def _differences(ctx: CardContext) -> str:
     return differences_table().rstrip("\n")
 
 
-def _attempts(stats: dict) -> int:
-    return sum(stats.values()) - stats.get("regenerated", 0)
+def _split_stats(manifest: dict, split: str) -> dict:
+    return manifest["splits"].get(split, {}).get("stats") or {}
 
 
 def _statistics(ctx: CardContext) -> str:
+    from cogen.folder.stats import NOT_ATTEMPTS, attempts, attempts_per_sample
+
     splits = ctx.splits()
     rows = []
     for name, manifest in ctx.manifests.items():
         cells = []
         totals: dict[str, int] = {}
         for split in splits:
-            stats = manifest["splits"].get(split, {}).get("stats") or {}
-            attempts = _attempts(stats)
-            cells.append(f"{stats.get('accepted', 0) / attempts:.0%}" if attempts else "–")
+            stats = _split_stats(manifest, split)
+            per_sample = attempts_per_sample(stats)
+            cells.append(f"{per_sample:.2f}" if per_sample is not None else "–")
             for cause, count in stats.items():
                 totals[cause] = totals.get(cause, 0) + count
-        attempts = _attempts(totals)
-        causes = sorted(((c, n) for c, n in totals.items() if c not in ("accepted", "regenerated") and n),
+        total = attempts(totals)
+        causes = sorted(((c, n) for c, n in totals.items() if c not in ("accepted", *NOT_ATTEMPTS) and n),
                         key=lambda item: -item[1])
-        text = ", ".join(f"{cause} {count / attempts:.1%}" for cause, count in causes[:3]) if attempts else ""
-        rows.append([f"`{name}`", *cells, f"{attempts:,}", text or "none", f"{totals.get('regenerated', 0):,}"])
-    return _table(["config", *(f"{s} accepted" for s in splits), "attempts", "main rejection causes (share of attempts)",
-                   "regenerated (dedup)"], rows, ["---"] + ["---:"] * (len(splits) + 1) + ["---", "---:"])
+        text = ", ".join(f"{cause} {count / total:.1%}" for cause, count in causes[:3]) if total else ""
+        rows.append([f"`{name}`", *cells, f"{total:,}", text or "none", f"{totals.get('regenerated', 0):,}"])
+    return _table(["config", *(f"{s} attempts per sample" for s in splits), "attempts",
+                   "main rejection causes (share of attempts)", "regenerated (dedup)"], rows,
+                  ["---"] + ["---:"] * (len(splits) + 1) + ["---", "---:"])
+
+
+def _balance(manifest: dict) -> str:
+    spec = manifest.get("spec") or {}
+    domains = [spec.get(part) for part in ("in_domain", "out_of_domain") if spec.get(part)]
+    factors = [factor for factor in ("count", "size") if any(factor in (d.get("balance") or ()) for d in domains)]
+    labels = {"count": "object count", "size": "object sizes"}
+    return " and ".join(labels[f] for f in factors) or "–"
+
+
+def _degenerate(manifest: dict) -> str:
+    spec = manifest.get("spec") or {}
+    modes = {(spec.get(part) or {}).get("degenerate") for part in ("in_domain", "out_of_domain") if spec.get(part)}
+    return ", ".join(sorted(m for m in modes if m)) or "–"
+
+
+def _noops(ctx: CardContext) -> str:
+    from cogen.folder.stats import noop_share
+
+    splits = ctx.splits()
+    rows = []
+    for name, manifest in ctx.manifests.items():
+        if manifest.get("family", DEFAULT_FAMILY) != DEFAULT_FAMILY:
+            continue
+        shares = [noop_share(_split_stats(manifest, split)) for split in splits]
+        redraws = sum(_split_stats(manifest, split).get("size_redraws", 0) for split in splits)
+        rows.append([f"`{name}`", _degenerate(manifest), *(f"{v:.1%}" if v is not None else "–" for v in shares),
+                     _balance(manifest), f"{redraws:,}"])
+    if not rows:
+        return "(no COGITAO configs)"
+    return _table(["config", "degenerate", *(f"{s} no-ops" for s in splits), "kept through retries", "size redraws"],
+                  rows, ["---", "---"] + ["---:"] * len(splits) + ["---", "---:"])
 
 
 def _grouped(ctx: CardContext, key: Callable[[dict], str]) -> list[str]:
@@ -206,6 +247,7 @@ PLACEHOLDERS: dict[str, Callable[[CardContext], str]] = {
     "transformations_table": _transformations_table,
     "differences": _differences,
     "statistics": _statistics,
+    "noops": _noops,
     "versions": _versions,
 }
 

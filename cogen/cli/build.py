@@ -59,11 +59,13 @@ def build(
 def _print_report(report) -> None:
     from rich.table import Table
 
+    from cogen.folder.stats import attempts as attempts_of
+
     table = Table(title=f"built into {report.folder} in {report.seconds:.1f} s", title_justify="left")
     for column in ("config", "train", "val", "test", "val_ood", "test_ood", "accepted", "shards"):
         table.add_column(column, justify="right" if column != "config" else "left")
     for config in report.configs:
-        attempts = sum(sum(s.values()) - s.get("regenerated", 0) for s in config.stats.values())
+        attempts = sum(attempts_of(s) for s in config.stats.values())
         accepted = sum(s.get("accepted", 0) for s in config.stats.values())
         rate = f"{accepted / attempts:.0%}" if attempts else "–"
         shards = f"{config.skipped} kept" if config.kept else \

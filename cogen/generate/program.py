@@ -10,10 +10,13 @@ import numpy as np
 from cogen import _rng as rng
 from cogen.specs.schema import SPLITS, Domain
 
-__all__ = ["DEFAULT_MAX_ATTEMPTS", "Program", "compile_domain", "stream_seed"]
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "SIZE_PATIENCE_SHARE", "Program", "compile_domain", "stream_seed"]
 
 #: Attempts one sample may take before the build gives up on the spec (never a hang).
 DEFAULT_MAX_ATTEMPTS = 20_000
+#: A sample that balances object sizes keeps its drawn sizes for this share of its attempt budget,
+#: then draws new sizes (counted as a size redraw): some size draws cannot fit at all.
+SIZE_PATIENCE_SHARE = 0.1
 #: Most distinct precondition-bearing transformations one domain may use (2**k object pools).
 MAX_PRECONDITIONED = 10
 
@@ -26,13 +29,17 @@ class Program:
     pool: np.ndarray               # int64 tokens drawn from in pool mode
     token_bits: np.ndarray         # int64 per token: its precondition bit (0 = none)
     candidate_offsets: np.ndarray  # int64 (2**k + 1): CSR offsets of the pools, by precondition mask
-    candidate_ids: np.ndarray      # int32 bank ids, each pool sorted
-    params: np.ndarray             # int64 (10,): see _sampler.P_*
+    candidate_ids: np.ndarray      # int32 bank ids, each pool sorted by id (by height, then id, to balance sizes)
+    band_offsets: np.ndarray       # int64 (2**k + 1): CSR offsets of each pool's height bands
+    candidate_bands: np.ndarray    # int32 (b, 2): [start, stop) within its pool of each height band (none
+                                   # unless sizes are balanced)
+    params: np.ndarray             # int64 (14,): see _sampler.P_*
     capacity: tuple[int, int, int, int]  # max height, max width, max objects, max depth
 
     def arrays(self) -> tuple:
         """The ``program`` tuple the kernels take."""
-        return (self.sequences, self.pool, self.token_bits, self.candidate_offsets, self.candidate_ids, self.params)
+        return (self.sequences, self.pool, self.token_bits, self.candidate_offsets, self.candidate_ids,
+                self.band_offsets, self.candidate_bands, self.params)
 
 
 def compile_domain(domain: Domain, bank, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Program:
@@ -55,19 +62,37 @@ def compile_domain(domain: Domain, bank, max_attempts: int = DEFAULT_MAX_ATTEMPT
     token_bits = np.zeros(max(t.token for t in TRANSFORMS.values()) + 1, np.int64)
     for bit, name in enumerate(guarded):
         token_bits[resolve(name).token] = 1 << bit
+    by_size = "size" in domain.balance
     pools = []
     for mask in range(1 << len(guarded)):
         query = object_query(domain.objects, [name for bit, name in enumerate(guarded) if mask >> bit & 1])
-        pools.append(np.asarray(bank.select(query) if query is not None else [], np.int32))
+        ids = np.asarray(bank.select(query) if query is not None else [], np.int32)
+        pools.append(_by_height(ids, bank.shapes) if by_size else ids)
     offsets = np.zeros(len(pools) + 1, np.int64)
     offsets[1:] = np.cumsum([len(p) for p in pools])
+    bands = [_bands(p, bank.shapes) if by_size else np.zeros((0, 2), np.int32) for p in pools]
+    band_offsets = np.zeros(len(pools) + 1, np.int64)
+    band_offsets[1:] = np.cumsum([len(b) for b in bands])
     grid, count = domain.grid, domain.objects.count
     params = np.array([int(seqs.explicit), seqs.depth.lo if seqs.depth else 0, seqs.depth.hi if seqs.depth else 0,
                        grid.height.lo, grid.height.hi, grid.width.lo, grid.width.hi, count.lo, count.hi,
-                       max_attempts], np.int64)
+                       max_attempts, int(domain.degenerate == "keep"), int("count" in domain.balance), int(by_size),
+                       max(1, int(max_attempts * SIZE_PATIENCE_SHARE))], np.int64)
     pool = np.array([resolve(name).token for name in seqs.pool], np.int64)
     return Program(table, pool, token_bits, offsets, np.concatenate(pools) if pools else np.zeros(0, np.int32),
-                   params, (grid.height.hi, grid.width.hi, count.hi, depth))
+                   band_offsets, np.concatenate(bands), params, (grid.height.hi, grid.width.hi, count.hi, depth))
+
+
+def _by_height(ids: np.ndarray, shapes: np.ndarray) -> np.ndarray:
+    """``ids`` ordered by object height (box rows), then id, so each height is one contiguous band."""
+    return ids[np.lexsort((ids, shapes[ids, 0]))]
+
+
+def _bands(ids: np.ndarray, shapes: np.ndarray) -> np.ndarray:
+    """The [start, stop) positions of each height in a pool ordered by :func:`_by_height`."""
+    heights = shapes[ids, 0]
+    starts = np.flatnonzero(np.r_[True, heights[1:] != heights[:-1]]) if len(ids) else np.zeros(0, np.int64)
+    return np.stack([starts, np.r_[starts[1:], len(ids)]], axis=1).astype(np.int32)
 
 
 def stream_seed(seed: int, experiment: str, split: str) -> int:

@@ -23,11 +23,11 @@ from cogen.generate._sampler import CAUSES
 from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
 from cogen.specs.schema import Domain
 
-__all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_text", "require_ok"]
+__all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix", "rejection_text", "require_ok"]
 
 #: Names of the arrays :func:`generate_rows` returns, in the kernel's return order.
 ROW_FIELDS = ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions", "keys",
-              "causes")
+              "causes", "size_redraws", "noop")
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,10 @@ def generate_rows(job: SplitJob, indices: np.ndarray, retries: np.ndarray | None
 
     Returns the arrays named in :data:`ROW_FIELDS`: ``ok``, ``sizes`` (H, W), ``inputs`` and
     ``outputs`` (padded grids), ``sequences`` (tokens, -1 padded), ``n_objects``, ``object_ids``,
-    ``positions``, 128-bit content ``keys`` and rejection ``causes`` counts per sample.
+    ``positions``, 128-bit content ``keys``, rejection ``causes`` counts, ``size_redraws``
+    (times a sample balancing object sizes drew new ones) and ``noop`` (its first valid attempt
+    left the grid unchanged: the sample is, or under ``degenerate: keep`` would have been, a
+    no-op) per sample.
     """
     program = _program(job.domain, job.max_attempts)
     indices = np.ascontiguousarray(indices, np.int64)
@@ -87,10 +90,21 @@ def require_ok(rows: dict, config: str, split: str, start: int) -> None:
     """Raise :class:`GenerationError`, with rejection counts, if a sample found no valid grid."""
     if rows["ok"].all():
         return
-    failed = int(np.flatnonzero(~rows["ok"])[0]) + start
-    raise GenerationError(f"{config} {split}: sample {failed} found no valid grid in "
+    first = int(np.flatnonzero(~rows["ok"])[0])
+    kept = int(rows["n_objects"][first])
+    count = f" with its {kept} objects (kept through its retries by `balance: difficulty`)" if kept else ""
+    causes = rows["causes"].sum(axis=0)
+    raise GenerationError(f"{config} {split}: sample {first + start}{count} found no valid grid in "
                           f"{int(rows['causes'][~rows['ok']].sum(axis=1).max())} attempts; "
-                          f"{rejection_text(rows['causes'].sum(axis=0))}")
+                          f"{rejection_text(causes)}; {rejection_fix(causes)}")
+
+
+def rejection_fix(causes: np.ndarray) -> str:
+    """What to change in the spec, judged from the main rejection cause of summed ``causes``."""
+    if CAUSES[int(np.argmax(causes[1:])) + 1] == "degenerate":
+        return ("the sequence leaves most grids unchanged: choose objects it changes, or set `degenerate: keep` "
+                "to allow samples whose output equals their input")
+    return "loosen the grid, object count or object filter"
 
 
 def rejection_text(causes: np.ndarray) -> str:

@@ -38,12 +38,13 @@ def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, 
     """Draw one sample of ``transforms`` on a ``height`` x ``width`` grid with ``objects`` objects.
 
     ``where`` is a bank filter (mapping, or the CLI string syntax); by default fully connected
-    objects of at most 5x5, as in the paper's studies.
+    objects of at most 5x5, as in the paper's studies. As in specs by default, a draw whose output
+    equals its input is redrawn.
     """
     from cogen.bank import load_bank, parse_where
     from cogen.engine import resolve
-    from cogen.generate.sampler import SplitJob, generate_rows, rejection_text
-    from cogen.specs import Domain, Grid, ObjectFilter, SequenceSet
+    from cogen.generate.sampler import SplitJob, generate_rows, rejection_fix, rejection_text
+    from cogen.specs import Domain, Grid, ObjectFilter, Range, SequenceSet
     from cogen.specs.cogitao import MAX_GRID, max_objects_on_grid, object_query
 
     if not transforms:
@@ -63,7 +64,8 @@ def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, 
         raise SpecError(f"no bank object satisfies the filter and the preconditions of {' -> '.join(sequence)}")
     rows = generate_rows(SplitJob.of(domain, seed, "cogen-sample", "train"), np.array([0]))
     if not rows["ok"][0]:
-        raise GenerationError(f"no valid grid found: {rejection_text(rows['causes'][0])}")
+        causes = rows["causes"][0]
+        raise GenerationError(f"no valid grid found: {rejection_text(causes)}; {rejection_fix(causes)}")
     h, w = rows["sizes"][0]
     n = int(rows["n_objects"][0])
     return Sample(rows["inputs"][0, :h, :w].copy(), rows["outputs"][0, :h, :w].copy(), sequence,

@@ -1,7 +1,8 @@
 """Experiment specs: readable YAML files validated strictly into frozen objects.
 
-``load_spec("c3")`` reads the packaged ``split_specs/c3.yaml``; ``load_spec("my.yaml")`` reads a
-file. The ``family`` key picks the parser from the family registry (:mod:`cogen.families`):
+``load_spec("c3")`` reads the packaged ``split_specs/c3.yaml`` (the paper's text) and
+``load_spec("as_run/c3")`` ``split_specs/as_run/c3.yaml`` (the conditions the paper's numbers came
+from); ``load_spec("my.yaml")`` reads a file. The ``family`` key picks the parser from the family registry (:mod:`cogen.families`):
 ``cogitao`` (default; transformation sequences on bank objects, :mod:`cogen.specs.cogitao`) or
 ``carc`` (Compositional-ARC episodes, :mod:`cogen.specs.carc`).
 """
@@ -34,8 +35,11 @@ __all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", 
 
 
 def packaged_specs() -> dict[str, Path]:
-    """Spec files shipped with cogen, by name (``"c1"`` -> ``.../split_specs/c1.yaml``)."""
-    return {path.stem: path for path in sorted(specs_dir().glob("*.yaml"))}
+    """Spec files shipped with cogen, by name: the path under ``split_specs/`` without ``.yaml``
+    (``"c1"`` -> ``.../split_specs/c1.yaml``, ``"as_run/c1"`` -> ``.../split_specs/as_run/c1.yaml``)."""
+    root = specs_dir()
+    paths = sorted(root.rglob("*.yaml"), key=lambda path: (len(path.relative_to(root).parts), str(path)))
+    return {path.relative_to(root).with_suffix("").as_posix(): path for path in paths}
 
 
 def resolve_spec_path(path_or_name: str | Path) -> Path:
@@ -75,6 +79,9 @@ def locate_configs(selector: str | Path) -> tuple[Path, list[str] | None]:
     if not holders:
         known = [c.name for path in packaged_specs().values() for c in load_spec(path).configs]
         raise UnknownNameError("spec or config", str(selector), [*packaged_specs(), *known])
+    if len(holders) > 1:
+        raise SpecError(f"config {selector} is in several packaged specs: {', '.join(holders)}",
+                        fix="name the spec and the config: --config SPEC --only CONFIG")
     return next(iter(holders.values())), [str(selector)]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from cogen.errors import SpecError, close_matches
 from cogen.specs._yaml import Located, Path_
 
-__all__ = ["Range", "expect_keys", "read_int", "read_mapping", "read_range", "read_str", "read_list"]
+__all__ = ["Range", "expect_keys", "read_choice", "read_int", "read_mapping", "read_range", "read_str", "read_list"]
 
 
 class Range(tuple):
@@ -76,6 +76,17 @@ def read_str(doc: Located, path: Path_, value: Any) -> str:
     """``value`` must be a non-empty string."""
     if not isinstance(value, str) or not value.strip():
         raise SpecError(f"expected a non-empty string, got {_kind(value)}", where=doc.where(path))
+    return value
+
+
+def read_choice(doc: Located, path: Path_, value: Any, choices: Iterable[str], meaning: str = "") -> str:
+    """``value`` must be one of ``choices``; the error lists them (and what they mean, when given)."""
+    choices = tuple(choices)
+    if value not in choices:
+        hint = close_matches(str(value), choices)
+        fix = f"did you mean {hint[0]!r}? " if hint else ""
+        raise SpecError(f"unknown value {value!r}", where=doc.where(path),
+                        fix=f"{fix}use one of: {', '.join(choices)}" + (f" ({meaning})" if meaning else ""))
     return value
 
 

@@ -7,6 +7,12 @@ Layout (every size knob a ``[lo, hi]`` range; unknown keys are errors)::
     shift: composition          # what changes out of domain: composition (held-out sequences,
                                 # checked disjoint) or environment (same sequences, other grids/objects)
     version: 1                  # dataset version, recorded in manifests and the card
+    variant: paper-text         # which reading of the paper: paper-text, as-run (the authors' code) or custom
+    degenerate: reject          # reject (default) or keep samples whose output equals their input
+    balance: difficulty         # difficulty (default): each sample draws its object count (and, out of
+                                # domain where the experiment shifts object sizes, each object's height)
+                                # once and keeps them through its retries; count: the count only;
+                                # none: every attempt redraws them
     defaults:                   # optional; experiments and domains override per key
       grid: {height: [20, 20], width: [20, 20]}
       objects: {count: [2, 2], where: {is_shape_fully_connected: true, rows: [1, 5], cols: [1, 5]}}
@@ -29,17 +35,20 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cogen.errors import SpecError, UnknownNameError
-from cogen.specs._fields import expect_keys, read_int, read_list, read_mapping, read_range, read_str
+from cogen.specs._fields import expect_keys, read_choice, read_int, read_list, read_mapping, read_range, read_str
 from cogen.specs._yaml import Located, Path_
 from cogen.specs.schema import (
+    BALANCE,
+    DEGENERATE,
     OOD_SPLITS,
     PAPER_SIZES,
     SHIFTS,
     SPLITS,
+    VARIANTS,
     Domain,
     Experiment,
     Grid,
@@ -48,7 +57,7 @@ from cogen.specs.schema import (
     Setting,
 )
 
-__all__ = ["max_objects_on_grid", "object_query", "parse", "shared_sequences"]
+__all__ = ["always_identity", "max_objects_on_grid", "object_query", "parse", "shared_sequences"]
 
 MAX_GRID = 60
 MAX_OBJECTS = 60
@@ -56,9 +65,17 @@ MAX_DEPTH = 8
 MAX_SIZE = 100_000_000
 
 _TOP_REQUIRED = ("setting", "seed", "experiments")
-_TOP_OPTIONAL = ("family", "version", "description", "defaults", "shift")
+_SAMPLING_KEYS = ("degenerate", "balance")
+_TOP_OPTIONAL = ("family", "version", "description", "defaults", "shift", "variant", *_SAMPLING_KEYS)
 _LAYOUT_KEYS = ("grid", "objects")
-_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", "shift", *_LAYOUT_KEYS)
+_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", "shift", *_SAMPLING_KEYS, *_LAYOUT_KEYS)
+_MEANINGS = {
+    "degenerate": "reject: redraw a sample whose output equals its input; keep: allow it",
+    "balance": "difficulty: draw each sample's object count (and, out of domain where the experiment shifts "
+               "object sizes, each object's height) once and keep them through its retries; count: the count "
+               "only; none: redraw them with every attempt",
+}
+_CHOICES = {"degenerate": DEGENERATE, "balance": BALANCE}
 _DOMAIN_KEYS = ("sequences", "pool", "depth", "exclude", *_LAYOUT_KEYS)
 
 
@@ -83,8 +100,9 @@ def parse(doc: Located) -> Setting:
     if not experiments_doc:
         raise SpecError("no experiments", where=doc.where(("experiments",)), fix="add at least one experiment")
     shift = _read_shift(doc, ("shift",), top.get("shift", "composition"))
+    sampling = {key: _read_sampling(doc, (key,), top.get(key, _CHOICES[key][0]), key) for key in _SAMPLING_KEYS}
     experiments = tuple(
-        _read_experiment(doc, ("experiments", name), name, value, defaults, default_sizes, shift)
+        _read_experiment(doc, ("experiments", name), name, value, defaults, default_sizes, shift, sampling)
         for name, value in experiments_doc.items()
     )
     return Setting(
@@ -95,7 +113,13 @@ def parse(doc: Located) -> Setting:
         experiments=experiments,
         description=str(top.get("description", "")).strip(),
         source=doc.source,
+        variant=read_choice(doc, ("variant",), top.get("variant", "custom"), VARIANTS,
+                            "paper-text: the paper's words; as-run: the authors' code; custom: neither"),
     )
+
+
+def _read_sampling(doc, path, value, key: str) -> str:
+    return read_choice(doc, path, value, _CHOICES[key], _MEANINGS[key])
 
 
 def _read_shift(doc, path, value) -> str:
@@ -105,15 +129,18 @@ def _read_shift(doc, path, value) -> str:
     return value
 
 
-def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes, shift: str) -> Experiment:
+def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes, shift: str, sampling) -> Experiment:
     read_str(doc, path, str(name))
     body = expect_keys(doc, path, value, ("in_domain",), _EXPERIMENT_KEYS[1:])
     shift = _read_shift(doc, (*path, "shift"), body.get("shift", shift))
+    sampling = {key: _read_sampling(doc, (*path, key), body.get(key, sampling[key]), key) for key in _SAMPLING_KEYS}
     layout = _read_layout(doc, path, body).over(defaults)
-    in_domain = _read_domain(doc, (*path, "in_domain"), body["in_domain"], layout)
+    in_domain = _read_domain(doc, (*path, "in_domain"), body["in_domain"], layout, sampling)
     out_of_domain = None
     if "out_of_domain" in body:
-        out_of_domain = _read_domain(doc, (*path, "out_of_domain"), body["out_of_domain"], layout)
+        out_of_domain = _read_domain(doc, (*path, "out_of_domain"), body["out_of_domain"], layout, sampling)
+        if sampling["balance"] == "difficulty" and shift == "environment" and _sizes(in_domain) != _sizes(out_of_domain):
+            out_of_domain = replace(out_of_domain, balance=(*out_of_domain.balance, "size"))
         if shift == "composition":
             _check_no_leak(doc, (*path, "out_of_domain"), in_domain.sequences, out_of_domain.sequences)
         elif (in_domain.grid, in_domain.objects) == (out_of_domain.grid, out_of_domain.objects):
@@ -178,7 +205,13 @@ def _read_where(doc, path, value) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(where))
 
 
-def _read_domain(doc, path, value, inherited: _Layout) -> Domain:
+def _sizes(domain: Domain) -> tuple:
+    """The object-size filter of a domain (its ``rows`` and ``cols`` ranges; None where absent)."""
+    where = dict(domain.objects.where)
+    return where.get("rows"), where.get("cols")
+
+
+def _read_domain(doc, path, value, inherited: _Layout, sampling: dict[str, str]) -> Domain:
     body = expect_keys(doc, path, value, (), _DOMAIN_KEYS)
     sequences = _read_sequences(doc, path, body)
     layout = _read_layout(doc, path, body).over(inherited)
@@ -186,11 +219,48 @@ def _read_domain(doc, path, value, inherited: _Layout) -> Domain:
         if key not in layout.values:
             raise SpecError(f"no {where}.{key} given here, in the experiment or in defaults", where=doc.where(path),
                             fix=f"add `{where}: {{{key}: [lo, hi]}}` to defaults")
+    count = layout.values["count"]
+    balanced_count = sampling["balance"] in ("difficulty", "count") and count.lo < count.hi
     domain = Domain(sequences=sequences,
                     grid=Grid(layout.values["height"], layout.values["width"]),
-                    objects=ObjectFilter(layout.values["count"], layout.values.get("where", ())))
+                    objects=ObjectFilter(count, layout.values.get("where", ())),
+                    degenerate=sampling["degenerate"], balance=("count",) if balanced_count else ())
     _check_feasible(doc, path, domain, layout)
+    if domain.degenerate == "reject":
+        _check_not_identity(doc, path, sequences)
     return domain
+
+
+def _check_not_identity(doc, path, sequences: SequenceSet) -> None:
+    """Under ``degenerate: reject`` a listed sequence that is always the identity could never give a sample."""
+    for i, sequence in enumerate(sequences.sequences):
+        if always_identity(sequence):
+            raise SpecError(f"{list(sequence)} is the identity: every sample would equal its input, and "
+                            "`degenerate: reject` (the default) rejects such samples",
+                            where=doc.where((*path, "sequences", i)),
+                            fix="drop the sequence, or set `degenerate: keep` to allow samples whose output equals "
+                                "their input")
+
+
+def always_identity(sequence) -> bool:
+    """True when the registry's algebra reduces ``sequence`` to nothing: a step followed by the one
+    that undoes it (``mirror_horizontal`` twice, ``pad_shape`` then ``crop_contours``), or ``order``
+    repeats of one transformation (``rot90`` four times)."""
+    from cogen.engine import resolve
+
+    stack: list[str] = []
+    for name in sequence:
+        stack.append(resolve(name).name)
+        while stack:
+            if len(stack) >= 2 and resolve(stack[-2]).undone_by == stack[-1]:
+                del stack[-2:]
+                continue
+            order = resolve(stack[-1]).order
+            if order is not None and len(stack) >= order and len(set(stack[-order:])) == 1:
+                del stack[-order:]
+                continue
+            break
+    return not stack
 
 
 def _read_sequences(doc, path, body) -> SequenceSet:
@@ -287,6 +357,12 @@ def _check_feasible(doc, path, domain: Domain, layout: _Layout) -> None:
             f"{count.lo} objects cannot fit on a {grid.height.hi}x{grid.width.hi} grid with an empty cell between "
             f"objects (at most {fit})", where=doc.where(layout.paths["count"]),
             fix=f"lower objects.count to at most {fit} or enlarge the grid")
+    if "count" in domain.balance and count.hi > fit:
+        raise SpecError(
+            f"{count.hi} objects cannot fit on a {grid.height.hi}x{grid.width.hi} grid with an empty cell between "
+            f"objects (at most {fit}), and a balanced object count gives every count of [{count.lo}, {count.hi}] "
+            "its share of samples", where=doc.where(layout.paths["count"]),
+            fix=f"lower objects.count to at most {fit}, enlarge the grid, or set `balance: none`")
     where_path = layout.paths.get("where", path)
     if len(bank.select(domain.objects.query())) == 0:
         raise SpecError(f"no object of the bank ({len(bank)} objects) satisfies objects.where",

@@ -16,13 +16,24 @@ from typing import Any
 from cogen.errors import UnknownNameError
 from cogen.specs._fields import Range
 
-__all__ = ["ID_SPLITS", "OOD_SPLITS", "SHIFTS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter",
-           "SequenceSet", "Setting", "experiment_from_dict"]
+__all__ = ["BALANCE", "BALANCED_FACTORS", "DEGENERATE", "ID_SPLITS", "OOD_SPLITS", "SHIFTS", "SPLITS", "VARIANTS",
+           "Domain", "Experiment", "Grid", "ObjectFilter", "SequenceSet", "Setting", "experiment_from_dict"]
 
 ID_SPLITS = ("train", "validation", "test")
 OOD_SPLITS = ("validation_ood", "test_ood")
 SPLITS = ID_SPLITS + OOD_SPLITS
 SHIFTS = ("composition", "environment")
+#: ``degenerate:`` values: reject (default) or keep samples whose output grid equals the input grid.
+DEGENERATE = ("reject", "keep")
+#: ``balance:`` values. ``difficulty`` (default): a sample's object count, and, out of domain in
+#: experiments that shift object sizes, each object's height, are drawn once and kept through the
+#: sample's retries; ``count``: the object count only; ``none``: every attempt redraws them, so
+#: accepted samples lean toward the easy draws (fewer and smaller objects).
+BALANCE = ("difficulty", "count", "none")
+#: What a domain balances once resolved: the object ``count`` and/or each object's ``size`` (height).
+BALANCED_FACTORS = ("count", "size")
+#: ``variant:`` values: which reading of the paper a spec follows (shown in the dataset card).
+VARIANTS = ("paper-text", "as-run", "custom")
 
 #: Paper sizes (COGITAO App. F): 100,000 train and 1,000 for every other split.
 PAPER_SIZES = {"train": 100_000, "validation": 1_000, "test": 1_000, "validation_ood": 1_000, "test_ood": 1_000}
@@ -97,11 +108,18 @@ class SequenceSet:
 
 @dataclass(frozen=True)
 class Domain:
-    """Everything that decides the distribution of one group of splits."""
+    """Everything that decides the distribution of one group of splits.
+
+    ``degenerate`` is ``reject`` (a sample whose output equals its input is redrawn) or ``keep``;
+    ``balance`` names what each sample draws once and keeps through its retries (a subset of
+    ``("count", "size")``, resolved by the spec reader from ``balance:``; empty = redraw all).
+    """
 
     sequences: SequenceSet
     grid: Grid
     objects: ObjectFilter
+    degenerate: str = "reject"
+    balance: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,6 +161,7 @@ class Setting:
     experiments: tuple[Experiment, ...]
     description: str = ""
     source: str = field(default="", compare=False)
+    variant: str = "custom"
 
     @property
     def configs(self) -> tuple[Experiment, ...]:
@@ -197,8 +216,10 @@ def experiment_from_dict(data: dict) -> Experiment:
         objects = d["objects"]
         where = tuple((name, Range(value) if isinstance(value, (list, tuple)) else value)
                       for name, value in objects["where"])
+        # Manifests written before generator version 2 have neither field: they kept no-ops and balanced nothing.
         return Domain(sequence_set, Grid(Range(d["grid"]["height"]), Range(d["grid"]["width"])),
-                      ObjectFilter(Range(objects["count"]), where))
+                      ObjectFilter(Range(objects["count"]), where), d.get("degenerate", "keep"),
+                      tuple(d.get("balance", ())))
 
     return Experiment(data["name"], domain(data["in_domain"]), domain(data["out_of_domain"]),
                       tuple((split, int(n)) for split, n in data["sizes"]), data.get("description", ""),
