@@ -36,6 +36,7 @@ experiments:
     in_domain: {{sequences: {_ATOMIC}[translate_up, rot90], [rot90, mirror_horizontal], [mirror_horizontal, rot90]]}}
     out_of_domain: {{sequences: [[rot90, translate_up], [{'mirror_horizontal, translate_up' if k % 2 else 'translate_up, mirror_horizontal'}]]}}
 """ for k in range(1, 6)) + """  PP-composed:
+    degenerate: keep  # [mirror_horizontal, mirror_horizontal] stays: the selection must handle a repeated step
     sizes: {train: 4, validation: 2, test: 150, validation_ood: 2, test_ood: 15}
     in_domain: {sequences: [[translate_up, rot90], [rot90, mirror_horizontal], [mirror_horizontal, rot90], [rot90, rot90], [translate_up, translate_up], [mirror_horizontal, mirror_horizontal]]}
     out_of_domain: {sequences: [[rot90, translate_up]]}
