@@ -82,7 +82,11 @@ def memory(n: int) -> None:
     print("peak RSS (MB) after: " + ", ".join(f"{done:,} samples {mb:.0f}" for done, mb in marks))
 
 
+DEFAULTS = {"cases": 200_000, "loader": 200_000, "memory": 10_000_000}
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "cases"
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else {"cases": 200_000, "loader": 200_000, "memory": 10_000_000}[mode]
+    if mode not in DEFAULTS or len(sys.argv) > 3 or (len(sys.argv) == 3 and not sys.argv[2].isdigit()):
+        sys.exit(__doc__.split("\n\n")[1])
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else DEFAULTS[mode]
     {"cases": cases, "loader": loader, "memory": memory}[mode](count)
