@@ -45,6 +45,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "evaluate",
     "prompts",
     "hub",
+    "baselines",
 )
 
 for _name in _COMMAND_MODULES:
