@@ -9,6 +9,7 @@ and writes ``runs/table.md``. Finished runs are skipped, so an interrupted suite
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -86,15 +87,26 @@ def _in_process(runs, folder_of, on_run, progress):
         on_run(run, train(run, folder_of(run), progress))
 
 
+def _environment(jobs: int) -> dict:
+    """The runs' environment: on a CPU, side-by-side runs share the cores instead of each taking all of them."""
+    import torch
+
+    environment = dict(os.environ)
+    if not torch.cuda.is_available() and "OMP_NUM_THREADS" not in environment:
+        environment["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // jobs))
+    return environment
+
+
 def _side_by_side(runs, folder_of, on_run, jobs: int, logs: Path) -> list[str]:
     logs.mkdir(parents=True, exist_ok=True)
     failures = []
+    environment = _environment(jobs)
 
     def launch(run: RunConfig):
         log = logs / f"{run.model}-{run.config}-seed{run.seed}.log"
         with log.open("w", encoding="utf-8") as output:
             code = subprocess.run(_command(run, folder_of(run)), stdout=output, stderr=subprocess.STDOUT,
-                                  check=False).returncode
+                                  env=environment, check=False).returncode
         if code:
             failures.append(f"{run.model} {run.config} seed {run.seed} (exit {code}; see {log})")
         on_run(run, None)
