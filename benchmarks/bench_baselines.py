@@ -193,8 +193,8 @@ def _markdown(rows: list[dict], device, threads: int) -> str:
     lines = [f"Device: {device} ({_device_name(device)}), torch threads {threads}."
              + (" REDUCED CPU configuration: batch 8, few steps; full-run times scale the step time to the paper's "
                 "batch linearly." if cpu else ""), "",
-             "| model | parameters | batch | steps/s | samples/s | eval samples/s | peak memory (MB) | full run (min) "
-             "| H100 stand-in (min) | H100 target (min) |",
+             ("| model | parameters | batch | steps/s | samples/s | eval samples/s | peak memory (MB) | full run (min) "
+              "| H100 stand-in (min) | H100 target (min) |"),
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
         lines.append(f"| {row['model']} | {row['parameters']:,} | {row['batch']} | {row['steps_per_s']} | "
