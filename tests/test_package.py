@@ -15,6 +15,12 @@ def test_import_cogen_does_not_import_heavy_modules():
         assert heavy not in loaded, f"`import cogen` imported {heavy}"
 
 
+def test_cli_and_the_baselines_package_import_no_torch_until_a_model_is_needed():
+    loaded = _fresh_python("import sys, cogen.cli, cogen_baselines, cogen_baselines.table; "
+                           "print(' '.join(sorted(sys.modules)))").split()
+    assert "torch" not in loaded
+
+
 def test_cli_help_is_fast_and_lists_commands():
     start = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "cogen", "--help"], capture_output=True, text=True)

@@ -26,4 +26,5 @@ def test_wheel_ships_specs_bank_and_card_template(tmp_path):
     for bank_file in (ROOT / "objects").iterdir():
         assert f"cogen/_data/objects/{bank_file.name}" in names
     assert "cogen/_data/hub_card.md" in names
+    assert {"cogen_baselines/__init__.py", "cogen_baselines/run.py", "cogen_baselines/models/base.py"} <= names
     assert not any(name.startswith("tests/") or name.endswith((".nbi", ".nbc")) for name in names)

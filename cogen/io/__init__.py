@@ -8,11 +8,13 @@ when :class:`Collate` makes tensors.
 * :func:`pad_grids`     a list of grids -> ``(n, H, W)`` int8 and their true shapes
 * :class:`Collate`      ``collate_fn`` for ``torch.utils.data.DataLoader``
 * :func:`load_split`    a split as a ``datasets.Dataset`` from any of the sources above
+* :func:`visual_tokens` padded grids -> canvases with border and end-of-row tokens (15 classes)
 """
 
 from cogen.io.arrays import DEPTH, PAD_VALUE, pad_grids, split_arrays, table_arrays, task_tokens
 from cogen.io.collate import Collate
 from cogen.io.source import load_split, split_table
+from cogen.io.visual import VISUAL_CLASSES, visual_tokens
 
-__all__ = ["DEPTH", "PAD_VALUE", "Collate", "load_split", "pad_grids", "split_arrays", "split_table", "table_arrays",
-           "task_tokens"]
+__all__ = ["DEPTH", "PAD_VALUE", "VISUAL_CLASSES", "Collate", "load_split", "pad_grids", "split_arrays", "split_table",
+           "table_arrays", "task_tokens", "visual_tokens"]

@@ -1,0 +1,203 @@
+"""``cogen baselines``: train the papers' models on cogen datasets, tabulate and compare with the papers.
+
+A thin layer over :mod:`cogen_baselines` (installed with the ``baselines`` extra); torch is
+imported only when a command runs, so ``cogen --help`` stays fast and torch-free.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cogen.cli import _console
+
+__all__ = ["register"]
+
+app = typer.Typer(help="Train the COGITAO / Compositional-ARC model baselines and tabulate them beside the papers.",
+                  no_args_is_help=True)
+
+_DATA = "A `cogen build` folder, or a Hub dataset repo id (owner/name)."
+_SIZE = "paper (the papers' models) or small (a reduced size for CPU smoke runs)."
+_DEVICE = "auto (CUDA when present), cuda, cuda:N or cpu."
+
+
+def _library(module: str, needs_torch: bool = True):
+    """Import ``cogen_baselines.<module>``, with a clear error when PyTorch is missing."""
+    import importlib
+
+    from cogen.errors import CogenError
+
+    if needs_torch:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise CogenError("`cogen baselines` needs PyTorch: pip install 'cogen[baselines]'") from None
+    return importlib.import_module(f"cogen_baselines.{module}")
+
+
+def _log_to_console(verbose: bool) -> None:
+    import logging
+
+    from rich.logging import RichHandler
+
+    logger = logging.getLogger("cogen_baselines")
+    logger.handlers[:] = [RichHandler(console=_console.err, show_path=False, show_time=False)]
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False
+
+
+def _progress_bar(enabled: bool, label: str):
+    from contextlib import contextmanager
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    @contextmanager
+    def bar():
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("steps"),
+                   TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}"))
+        with Progress(*columns, console=_console.err, disable=not enabled) as progress:
+            task = progress.add_task(label, total=None, status="loading data")
+
+            def update(step: int, total: int, info: dict) -> None:
+                progress.update(task, completed=step, total=total,
+                                status=f"epoch {info['epoch']} loss {info['loss']:.4f}")
+
+            yield update
+
+    return bar()
+
+
+def _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_) -> dict:
+    return {"epochs": epochs, "batch_size": batch_size, "eval_batch_size": eval_batch_size, "size": size,
+            "device": device, "train_samples": train_samples, "task_codes": task_codes, "compile": compile_}
+
+
+Epochs = Annotated[int | None, typer.Option(min=1, help="Epochs (default: the paper's; 10, LLaDA 20, MLC 200/300).")]
+BatchSize = Annotated[int | None, typer.Option(min=1, help="Training batch (default: the paper's; 64, PL-TF 32, MLC 200 episodes).")]
+EvalBatch = Annotated[int, typer.Option(min=1, help="Evaluation batch (any size gives the same scores).")]
+Size = Annotated[str, typer.Option(help=_SIZE)]
+Device = Annotated[str, typer.Option(help=_DEVICE)]
+TrainSamples = Annotated[int | None, typer.Option(min=1, help="Train on the first N training rows only (quick runs).")]
+TaskCodes = Annotated[str, typer.Option(help="auto (depth-4 codes for CompGen, none for EnvGen, as the paper), on or off.")]
+Compile = Annotated[str, typer.Option(help="torch.compile: auto (CUDA only), on or off.")]
+ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")]
+
+
+@app.command("train")
+def train(
+    model: Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada or mlc.")],
+    data: Annotated[str, typer.Option("--data", "-d", help=_DATA)],
+    config: Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.")],
+    seed: Annotated[int, typer.Option(help="Seed of the weights, the order and the dropout.")] = 0,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/<model>/<config>/seed<seed>).")] = None,
+    epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
+    device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
+    compile_: Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")] = "auto",
+    progress: ShowProgress = True,
+) -> None:
+    """Train one model on one experiment with the paper's protocol; predict and score the test splits."""
+    config_type = _library("config").RunConfig
+    run_config = config_type(model, data, config, seed, **_options(epochs, batch_size, eval_batch_size, size, device,
+                                                                  train_samples, task_codes, compile_))
+    _log_to_console(False)
+    with _progress_bar(progress, f"{model} {config} seed {seed}") as bar:
+        summary = _library("run").train(run_config, out, bar)
+    _print_summary(summary, out or _library("config").default_run_dir(run_config))
+
+
+def _print_summary(summary: dict, folder) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{summary['model']} on {summary['config']}, seed {summary['seed']} "
+                        f"({summary['parameters']:,} parameters, {summary['seconds']:.0f} s, {summary['device']})",
+                  title_justify="left")
+    for column in ("checkpoint rule", "epoch", "split", "cogen eval", "padded grid acc.", "loss"):
+        table.add_column(column, justify="left" if column in ("checkpoint rule", "split") else "right")
+    headline = "grid_accuracy" if summary["family"] == "cogitao" else "exact_match"
+    for rule, result in summary["results"].items():
+        for split, numbers in result.items():
+            if isinstance(numbers, dict):
+                table.add_row(rule, str(result["epoch"]), split, f"{100 * numbers[headline]:.1f} %",
+                              f"{100 * numbers['padded_grid_accuracy']:.1f} %", f"{numbers['loss']:.4f}")
+    _console.out.print(table)
+    _console.out.print(f"run folder: {folder}")
+
+
+@app.command("table")
+def table(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders, or folders holding run folders.")],
+    rule: Annotated[str, typer.Option(help="Checkpoint rule: ood_loss (the paper's), id_val or final.")] = "ood_loss",
+    metric: Annotated[str, typer.Option(help="grid_accuracy (cogen eval) or padded_grid_accuracy (the paper's, in-loop).")] = "grid_accuracy",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write the Markdown to this file.")] = None,
+) -> None:
+    """Print the paper's Table 1 layout (ID / OOD / Δ, mean ± SEM over seeds) beside the paper's numbers."""
+    tables = _library("table", needs_torch=False)
+    markdown = tables.results_table(tables.find_runs(runs), rule, metric)
+    typer.echo(markdown, nl=False)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(markdown, encoding="utf-8")
+
+
+@app.command("suite")
+def suite(
+    models: Annotated[str, typer.Option(help="Comma-separated models, e.g. resnet,vanilla-tf.")],
+    settings: Annotated[str, typer.Option(help="Comma-separated settings (c1,g3) or configs (C1-1).")],
+    data: Annotated[str, typer.Option("--data", "-d", help=_DATA)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder of the runs; the table goes to OUT/table.md.")],
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds.")] = "0,1,2",
+    jobs: Annotated[int, typer.Option(min=1, help="Runs trained side by side (separate processes; they can share one GPU).")] = 1,
+    epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
+    device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
+    compile_: Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")] = "auto",
+    progress: ShowProgress = True,
+) -> None:
+    """Train models x settings x seeds (finished runs are skipped) and print the results table."""
+    suites = _library("suite")
+    seed_list = [int(s) for s in seeds.split(",") if s.strip()] if seeds else []
+    if not seed_list:
+        raise typer.BadParameter("--seeds needs at least one seed, e.g. 0,1,2")
+    _log_to_console(False)
+    options = _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_)
+
+    def finished(run, summary) -> None:
+        _console.err.print(f"done: {run.model} {run.config} seed {run.seed}")
+
+    with _progress_bar(progress and jobs == 1, "suite") as bar:
+        markdown = suites.run_suite(_split(models), _split(settings), seed_list, data, out, jobs=jobs,
+                                    options=options, on_run=finished, progress=bar)
+    typer.echo(markdown, nl=False)
+
+
+@app.command("models")
+def models() -> None:
+    """List the models with their parameter counts (20x20 CompGen shapes) beside the papers' figures."""
+    from rich.table import Table
+
+    counts = _library("registry").parameter_counts()
+    table = Table(title="cogen baselines models", title_justify="left")
+    for column in ("model", "parameters", "paper", "difference", "what it is"):
+        table.add_column(column, justify="right" if column in ("parameters", "paper", "difference") else "left")
+    for row in counts:
+        paper = f"{row['paper']:,}" if row["paper"] else "–"
+        difference = f"{row['parameters'] / row['paper'] - 1:+.1%}" if row["paper"] else "–"
+        table.add_row(row["model"], f"{row['parameters']:,}", paper, difference, row["summary"])
+    _console.out.print(table)
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def register(root: typer.Typer) -> None:
+    """Add ``cogen baselines`` to the ``cogen`` app."""
+    root.add_typer(app, name="baselines")

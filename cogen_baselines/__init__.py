@@ -1,0 +1,32 @@
+"""Model baselines of the COGITAO and Compositional-ARC papers, trained and scored on cogen's datasets.
+
+Installed with ``pip install 'cogen[baselines]'`` (PyTorch). ``cogen`` never imports this
+package; it reads data only through :mod:`cogen.io` and writes predictions that ``cogen eval``
+scores. Importing the package is cheap: torch loads with the first name used from it.
+
+* :func:`train`           one run (model, data, config, seed) into a run folder: the paper's protocol,
+  checkpoints of three rules, predictions of each test split, ``cogen eval`` scores
+* :class:`RunConfig`      what a run is
+* :func:`run_suite`       models x settings x seeds, optionally side by side
+* :func:`results_table`   the paper's Table 1 layout of finished runs, beside the paper's numbers
+* :data:`MODELS`          every model as a :class:`~cogen_baselines.registry.ModelCard`
+
+Layout: ``models/`` (one module per model and shared layers), ``data`` (splits on the device),
+``train`` (the one training loop), ``evaluate`` (the one evaluation path), ``table`` (the results
+table writer), ``cogitao`` / ``carc`` (the two workloads), ``run`` / ``suite`` / ``folder``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["MODELS", "RunConfig", "find_runs", "results_table", "run_suite", "train"]
+
+_WHERE = {"MODELS": "registry", "RunConfig": "config", "find_runs": "table", "results_table": "table",
+          "run_suite": "suite", "train": "run"}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"cogen_baselines.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'cogen_baselines' has no attribute {name!r}")

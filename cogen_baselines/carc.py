@@ -1,0 +1,201 @@
+"""Compositional-ARC episodes as a training workload for the MLC model.
+
+The grids of every episode are read through :mod:`cogen.io` and held on the device; a batch of
+episodes becomes :mod:`cogen.carc.mlc`'s token layout on the device, vectorised over episodes
+and queries (:func:`episode_tokens`; the tests check it against :func:`cogen.carc.mlc.mlc_arrays`).
+Training adds the copy task (every study pair is also a query) and the target noise (each
+real query's output cell is redrawn uniformly from 0-9 with probability 0.001). Validation and
+predictions use the real queries only; predictions carry ``cogen eval``'s query ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from cogen.carc.mlc import EOS, IO_SEP, PATCH_OFFSET, SOS, SUP_SEP, VOCAB_SIZE
+from cogen.errors import DataError
+from cogen_baselines.errors import BaselineError
+from cogen_baselines.evaluate import autocast, write_records
+
+__all__ = ["EpisodeSplit", "MLCBatch", "MLCWorkload", "default_epochs", "episode_tokens"]
+
+_GRIDS = ("study_inputs", "study_outputs", "query_inputs", "query_outputs")
+_PATCH_WEIGHTS = (1000, 100, 10, 1)
+
+
+def default_epochs(manifest: dict) -> int:
+    """The paper's epochs for a Compositional-ARC config: 300 for systematicity, 200 for 3-shot."""
+    return 200 if manifest.get("kind") == "3shot" else 300
+
+
+class MLCBatch(NamedTuple):
+    """Token sequences of a batch of queries, flattened over episodes: ``(N, L)``, ``(N, 26)``, ``(N, 26)``, ``(N,)``."""
+
+    encoder: torch.Tensor
+    decoder_input: torch.Tensor
+    target: torch.Tensor
+    is_copy: torch.Tensor
+
+
+def _patches(grids: torch.Tensor) -> torch.Tensor:
+    """Patch tokens ``(..., 25)`` of 10x10 grids ``(..., 10, 10)`` (the layout of :func:`cogen.carc.mlc.encode_grids`)."""
+    lead = grids.shape[:-2]
+    patches = grids.long().reshape(*lead, 5, 2, 5, 2).transpose(-3, -2).reshape(*lead, 25, 4)
+    weights = torch.tensor(_PATCH_WEIGHTS, device=grids.device)
+    return PATCH_OFFSET + (patches * weights).sum(dim=-1)
+
+
+def episode_tokens(study_in, study_out, query_in, query_out, copy_task: bool = True) -> MLCBatch:
+    """MLC token sequences of ``E`` episodes of ``K`` study pairs and ``Q`` queries (grids ``(E, K|Q, 10, 10)``).
+
+    Query ``j`` of episode ``e`` is row ``e * Q' + j`` (``Q' = K + Q`` with the copy task, whose
+    study pairs come first), as :func:`cogen.carc.mlc.mlc_arrays` stacks them.
+    """
+    s_in, s_out, q_in, q_out = (_patches(g) for g in (study_in, study_out, query_in, query_out))
+    episodes, study = s_in.shape[:2]
+    device = s_in.device
+
+    def column(token):
+        return torch.full((*s_in.shape[:2], 1), token, device=device, dtype=torch.long)
+
+    support = torch.cat([s_in, column(IO_SEP), s_out, column(SUP_SEP)], dim=2).reshape(episodes, -1)
+    if copy_task:
+        q_in, q_out = torch.cat([s_in, q_in], dim=1), torch.cat([s_out, q_out], dim=1)
+    queries = q_in.shape[1]
+    separator = torch.full((episodes, queries, 1), IO_SEP, device=device, dtype=torch.long)
+    encoder = torch.cat([support[:, None].expand(-1, queries, -1), q_in, separator], dim=2)
+    start = torch.full_like(separator, SOS)
+    end = torch.full_like(separator, EOS)
+    is_copy = (torch.arange(queries, device=device) < (study if copy_task else 0)).expand(episodes, -1)
+    return MLCBatch(encoder.reshape(episodes * queries, -1), torch.cat([start, q_out], 2).reshape(-1, 26),
+                    torch.cat([q_out, end], 2).reshape(-1, 26), is_copy.reshape(-1))
+
+
+@dataclass
+class EpisodeSplit:
+    """One split's episodes on the device (``uint8`` grids ``(E, K|Q, 10, 10)``) and their row ids."""
+
+    name: str
+    grids: dict[str, torch.Tensor]
+    ids: list[str]
+
+    def __len__(self) -> int:
+        return self.grids["study_inputs"].shape[0]
+
+    def tokens(self, rows, copy_task: bool = False, noise: float = 0.0) -> MLCBatch:
+        """Token sequences of episodes ``rows``; ``noise`` redraws real-query output cells at that rate."""
+        study_in, study_out, query_in, query_out = (self.grids[name][rows] for name in _GRIDS)
+        if noise:
+            flip = torch.rand(query_out.shape, device=query_out.device) < noise
+            query_out = torch.where(flip, torch.randint_like(query_out, 0, 10), query_out)
+        return episode_tokens(study_in, study_out, query_in, query_out, copy_task)
+
+    @property
+    def queries(self) -> int:
+        return self.grids["query_inputs"].shape[1]
+
+
+def _read(data, config: str, split: str, limit: int | None, device) -> EpisodeSplit:
+    from cogen.io import split_table, table_arrays
+
+    table = split_table(data, config, split, keep=lambda name: name == "id" or name in _GRIDS)
+    if limit is not None:
+        table = table.slice(0, limit)
+    arrays = table_arrays(table, tokens=False, columns=list(_GRIDS))
+    for name in _GRIDS:
+        shapes = arrays[f"{name}_shape"]
+        if shapes.size and not (shapes == 10).all():
+            raise BaselineError(f"{config}/{split}: the MLC layout needs every episode to hold the same number of "
+                                f"10x10 grids in {name}; this split's episodes differ")
+    grids = {name: torch.from_numpy(np.ascontiguousarray(arrays[name])).to(device=device, dtype=torch.uint8)
+             for name in _GRIDS}
+    return EpisodeSplit(split, grids, [str(i) for i in table.column("id").to_pylist()])
+
+
+class MLCWorkload:
+    """Train and evaluate the MLC model on one Compositional-ARC config."""
+
+    family = "carc"
+    test_splits = ("test",)
+
+    def __init__(self, splits: dict[str, EpisodeSplit], manifest: dict, eval_batch_size: int, seed: int,
+                 noise: float = 0.001, copy_task: bool = True):
+        self.splits, self.manifest = splits, manifest
+        self.eval_batch_size, self.seed, self.noise, self.copy_task = eval_batch_size, seed, noise, copy_task
+        self.train = splits["train"]
+
+    @classmethod
+    def load(cls, data, config: str, card, *, device, task_codes: str, train_limit: int | None,
+             eval_batch_size: int, seed: int) -> MLCWorkload:
+        from cogen_baselines.data import experiment_manifest
+
+        manifest = experiment_manifest(data, config)
+        if manifest.get("family") != "carc":
+            raise BaselineError(f"{config} is a {manifest.get('family', 'cogitao')} config; --model {card.name} "
+                                "trains on Compositional-ARC configs")
+        splits = {split: _read(data, config, split, train_limit if split == "train" else None, device)
+                  for split in ("train", "validation", "test") if split in manifest.get("splits", {})}
+        if "train" not in splits:
+            raise DataError(f"{config} has no train split")
+        return cls(splits, manifest, eval_batch_size, seed)
+
+    @property
+    def model_input(self) -> int:
+        """The encoder length the model is built for (52K + 26)."""
+        return int(self.train.tokens(slice(0, 1)).encoder.shape[1])
+
+    @property
+    def train_size(self) -> int:
+        return len(self.train)
+
+    def train_batch(self, rows: torch.Tensor) -> MLCBatch:
+        return self.train.tokens(rows, self.copy_task, self.noise)
+
+    def _scan(self, model, split: EpisodeSplit, keep: bool):
+        device = split.grids["study_inputs"].device
+        loss_sum, correct, count, kept = 0.0, 0, 0, []
+        was_training = model.training
+        model.eval()
+        with torch.inference_mode(), autocast(device):
+            for start in range(0, len(split), self.eval_batch_size):
+                batch = split.tokens(slice(start, start + self.eval_batch_size))
+                loss_sum += float(model.training_loss(batch, reduction="none").double().sum())
+                predicted = model.generate(batch.encoder)
+                correct += int((predicted == batch.target[:, :-1]).all(dim=1).sum())
+                count += len(predicted)
+                if keep:
+                    kept.append(predicted.cpu().numpy())
+        model.train(was_training)
+        return loss_sum / max(1, count), correct / max(1, count), (np.concatenate(kept) if kept else None)
+
+    def validate(self, model) -> dict[str, float]:
+        """Teacher-forced loss and greedy exact match on the validation queries."""
+        if "validation" not in self.splits:
+            return {}
+        loss, accuracy, _ = self._scan(model, self.splits["validation"], keep=False)
+        return {"val_loss": loss, "val_accuracy": accuracy}
+
+    def predict(self, model, split: str, path: Path) -> dict[str, float]:
+        """Write the greedy predictions of every query of ``split`` under ``cogen eval``'s query ids."""
+        from cogen.carc.mlc import decode_grids
+        from cogen.eval.carc import query_id
+
+        data = self.splits[split]
+        loss, accuracy, tokens = self._scan(model, data, keep=True)
+        valid = ((tokens >= PATCH_OFFSET) & (tokens < VOCAB_SIZE)).all(axis=1)
+        grids = decode_grids(np.where(valid[:, None], tokens, PATCH_OFFSET))
+        queries = data.queries
+        ids = [query_id(row, j) for row in data.ids for j in range(queries)]
+        write_records(path, ((name, grid if ok else None) for name, grid, ok in zip(ids, grids, valid, strict=True)))
+        return {"loss": loss, "padded_grid_accuracy": accuracy}
+
+    def describe(self) -> dict:
+        return {"config": self.manifest.get("config"), "setting": "carc", "kind": self.manifest.get("kind"),
+                "copy_task": self.copy_task, "noise": self.noise,
+                "rows": {name: len(split) for name, split in self.splits.items()},
+                "study_examples": int(self.train.grids["study_inputs"].shape[1]), "queries": self.train.queries}

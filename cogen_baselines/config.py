@@ -1,0 +1,89 @@
+"""What a run is: :class:`RunConfig` (what the user asked for) and its resolution against the model and data.
+
+A run is fully named by its resolved config (model, data, config, seed, size, epochs, batches,
+device, ...): the run folder stores it, and a folder never silently mixes two configs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import torch
+
+from cogen_baselines.errors import BaselineError, DeviceError
+
+__all__ = ["CHOICES", "RunConfig", "default_run_dir", "resolve_device"]
+
+#: Allowed values of the string options.
+CHOICES = {"task_codes": ("auto", "on", "off"), "compile": ("auto", "on", "off")}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One training run. ``None`` means the paper's value for the model (epochs, batch size).
+
+    ``train_samples`` keeps only the first rows of the training split (quick runs; the paper uses
+    them all). ``task_codes``: ``auto`` gives depth-4 task codes to composition (CompGen)
+    experiments and none to environment (EnvGen) ones, as the paper. ``compile``: ``auto`` uses
+    ``torch.compile`` on CUDA only.
+    """
+
+    model: str
+    data: str
+    config: str
+    seed: int = 0
+    epochs: int | None = None
+    batch_size: int | None = None
+    eval_batch_size: int = 500
+    size: str = "paper"
+    device: str = "auto"
+    train_samples: int | None = None
+    task_codes: str = "auto"
+    compile: str = "auto"
+
+    def check(self) -> None:
+        """Refuse impossible values with a message that names the option and the fix."""
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise BaselineError(f"{name}={getattr(self, name)!r} is not one of {', '.join(allowed)}")
+        for name in ("epochs", "batch_size", "eval_batch_size", "train_samples"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise BaselineError(f"{name} must be a positive integer, not {value}")
+
+    def resolved(self, card, device: torch.device, default_epochs: int | None = None) -> RunConfig:
+        """The config with every default filled in (the form run folders store and compare)."""
+        data = self.data
+        if Path(data).expanduser().exists():
+            data = str(Path(data).expanduser().resolve())
+        return replace(self, data=data, device=str(device), epochs=self.epochs or default_epochs or card.epochs,
+                       batch_size=self.batch_size or card.batch_size)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def default_run_dir(config: RunConfig, root: str | Path = "runs") -> Path:
+    """``runs/<model>/<config>/seed<seed>``."""
+    return Path(root) / config.model / config.config / f"seed{config.seed}"
+
+
+def resolve_device(name: str | None) -> torch.device:
+    """``auto``: CUDA when torch sees a GPU, else CPU. ``cuda`` without a GPU is an error, never a silent fallback."""
+    if name in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        raise DeviceError(f"--device {name!r} is not a device; use cuda, cuda:N or cpu") from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            build = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+            raise DeviceError(f"--device {name} asked for a GPU, but torch {torch.__version__} ({build}) sees no "
+                              "CUDA device here; use --device cpu (or --device auto)")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise DeviceError(f"--device {name}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    elif device.type != "cpu":
+        raise DeviceError(f"--device {name}: only cuda and cpu are supported")
+    return device

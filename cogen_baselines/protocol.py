@@ -1,0 +1,71 @@
+"""The paper's training protocol as data: learning-rate schedules and checkpoint rules.
+
+Schedules (decision 2; spec A.6 for MLC), as a factor of the base learning rate per optimiser step:
+
+* ``warmup_cosine``: linear warm-up over the first 200 steps, then cosine to 0 over the rest.
+* ``mlc``: linear warm-up from 1e-4 over the first 10 % of steps, times a linear decay per epoch
+  from 1 to 0.05 (Compositional-ARC's code: lr 0.01 ends at 5e-4).
+
+Checkpoint rules (decision 1), each picking one epoch of a run's history; every run keeps all three:
+
+* ``ood_loss``: the lowest out-of-domain validation loss (the COGITAO paper's rule, the default);
+* ``id_val``: the best in-domain validation epoch (highest grid accuracy; ties go to the lower
+  loss, then the earlier epoch);
+* ``final``: the last epoch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = ["DEFAULT_RULE", "RULES", "RULE_NAMES", "lr_factor", "select_epochs"]
+
+#: Checkpoint rules, in the order tables list them.
+RULES = ("ood_loss", "id_val", "final")
+DEFAULT_RULE = "ood_loss"
+#: What each rule is called in tables.
+RULE_NAMES = {
+    "ood_loss": "lowest OOD-validation loss (the paper's rule)",
+    "id_val": "best in-domain validation grid accuracy",
+    "final": "final epoch",
+}
+
+
+def lr_factor(kind: str, step: int, total_steps: int, steps_per_epoch: int, warmup: int = 200) -> float:
+    """Factor of the base learning rate at optimiser step ``step`` (0-based) of ``total_steps``."""
+    if kind == "warmup_cosine":
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = (step - warmup) / max(1, total_steps - warmup)
+        return 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+    if kind == "mlc":
+        warm = max(1, round(0.1 * total_steps))
+        rise = 1e-4 + (1 - 1e-4) * min(1.0, step / warm)
+        epochs = max(1, math.ceil(total_steps / steps_per_epoch))
+        epoch = min(step // steps_per_epoch, epochs - 1)
+        return rise * (1 - 0.95 * epoch / max(1, epochs - 1))
+    raise ValueError(f"unknown schedule {kind!r}")
+
+
+def _best(history: Sequence[dict], key, valid) -> int | None:
+    candidates = [record for record in history if valid(record)]
+    return min(candidates, key=key)["epoch"] if candidates else None
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def select_epochs(history: Sequence[dict]) -> dict[str, int | None]:
+    """The epoch each rule picks from per-epoch records (``epoch``, ``val_loss``, ``val_accuracy``,
+    ``val_ood_loss``, ...). Epochs without the metric a rule needs are skipped; a rule with nothing
+    to choose from gives None (``ood_loss`` on data without an out-of-domain validation split)."""
+    if not history:
+        return dict.fromkeys(RULES)
+    return {
+        "ood_loss": _best(history, lambda r: (r["val_ood_loss"], r["epoch"]), lambda r: _finite(r.get("val_ood_loss"))),
+        "id_val": _best(history, lambda r: (-r["val_accuracy"], r.get("val_loss", math.inf), r["epoch"]),
+                        lambda r: _finite(r.get("val_accuracy"))),
+        "final": max(record["epoch"] for record in history),
+    }

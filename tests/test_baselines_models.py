@@ -1,0 +1,175 @@
+"""The models of ``cogen_baselines``: shapes and classes, gradients, parameter counts against the spec,
+what each model can see (task codes, other cells), and the PonderNet, LLaDA and MLC pieces against oracles."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from baselines_helpers import one_thread  # noqa: F401  (autouse fixture)
+
+from cogen_baselines.models.base import GridBatch, GridShape, count_parameters
+from cogen_baselines.registry import MODELS, paper_input, resolve_model
+
+GRID_MODELS = [name for name, card in MODELS.items() if card.family == "cogitao"]
+
+
+def _shape(card, tasks: bool = True) -> GridShape:
+    side = 8 if card.visual_tokens else 6
+    return GridShape(side, side, 15 if card.visual_tokens else 11, 29 if tasks else None)
+
+
+def _batch(shape: GridShape, size: int = 4, seed: int = 0) -> GridBatch:
+    generator = torch.Generator().manual_seed(seed)
+    grid = (size, shape.height, shape.width)
+    return GridBatch(torch.randint(0, shape.classes, grid, generator=generator),
+                     torch.randint(0, shape.classes, grid, generator=generator),
+                     torch.randint(0, 29, (size, 4), generator=generator) if shape.task_vocab else None,
+                     torch.randint(0, 4, grid, generator=generator))
+
+
+def _model(name: str, shape: GridShape, seed: int = 0):
+    torch.manual_seed(seed)
+    return resolve_model(name).build(shape, "small")
+
+
+@pytest.mark.parametrize("name", GRID_MODELS)
+@pytest.mark.parametrize("tasks", [True, False], ids=["compgen", "envgen"])
+def test_forward_backward_and_classes(name, tasks):
+    card = resolve_model(name)
+    shape = _shape(card, tasks)
+    model, batch = _model(name, shape), _batch(shape)
+    logits = model.logits(batch)
+    assert logits.shape == (4, shape.height, shape.width, 15 if card.visual_tokens else 11)
+    loss = model.training_loss(batch)
+    assert loss.ndim == 0 and torch.isfinite(loss)
+    loss.backward()
+    trained = [p for p in model.parameters() if p.grad is not None and p.grad.abs().sum() > 0]
+    assert len(trained) >= 0.8 * len(list(model.parameters()))
+    model.eval()
+    losses, predictions = model.evaluate(batch, torch.Generator().manual_seed(0))
+    assert losses.shape == (4,) and torch.isfinite(losses).all()
+    assert predictions.shape == batch.targets.shape
+    assert 0 <= int(predictions.min()) and int(predictions.max()) < shape.classes
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_paper_size_parameter_counts_are_within_15_percent_of_the_spec(name):
+    card = resolve_model(name)
+    count = count_parameters(card.build(paper_input(card)))
+    reference = card.paper_parameters or resolve_model("resnet").paper_parameters  # resnet-film: vs ResNet
+    print(f"{name}: {count:,} parameters (spec {reference:,}, {count / reference - 1:+.1%})")
+    assert abs(count / reference - 1) <= 0.15
+
+
+def _logits_change(model, batch, changed: GridBatch) -> torch.Tensor:
+    model.eval()
+    with torch.no_grad():
+        return (model.logits(batch) - model.logits(changed)).abs().amax(dim=-1)
+
+
+@pytest.mark.parametrize("name", GRID_MODELS)
+def test_a_cell_sees_other_cells(name):
+    """Changing one corner cell changes the prediction of the opposite corner: the model mixes the grid."""
+    shape = _shape(resolve_model(name))
+    model, batch = _model(name, shape), _batch(shape)
+    inputs = batch.inputs.clone()
+    inputs[:, -1, -1] = (inputs[:, -1, -1] + 1) % shape.classes
+    change = _logits_change(model, batch, batch._replace(inputs=inputs))
+    assert (change[:, 0, 0] > 0).all()
+
+
+@pytest.mark.parametrize("name", GRID_MODELS)
+def test_only_the_papers_resnet_ignores_the_task_code(name):
+    """The paper appends ResNet's task code after the encoder, where no cell can see it; every other model uses it."""
+    shape = _shape(resolve_model(name))
+    model, batch = _model(name, shape), _batch(shape)
+    change = _logits_change(model, batch, batch._replace(tasks=(batch.tasks + 1) % 29))
+    if name == "resnet":
+        assert float(change.max()) == 0.0
+    else:
+        assert (change.flatten(1).amax(dim=1) > 0).all()
+
+
+def test_same_seed_same_weights_other_seed_other_weights():
+    shape = _shape(resolve_model("grid-tf"))
+    first, again, other = (_model("grid-tf", shape, seed).state_dict() for seed in (7, 7, 8))
+    assert all(torch.equal(first[key], again[key]) for key in first)
+    assert not all(torch.equal(first[key], other[key]) for key in first)
+
+
+def _ponder_oracle(losses, halts, prior, beta):
+    """PonderNet's loss for one sample, written out step by step."""
+    steps = len(losses)
+    p, reach = [], 1.0
+    for t in range(steps):
+        p.append(reach * (halts[t] if t < steps - 1 else 1.0))
+        reach *= 1 - halts[t]
+    geometric = [prior * (1 - prior) ** t for t in range(steps)]
+    geometric = [g / sum(geometric) for g in geometric]
+    kl = sum(q * math.log(q / g) for q, g in zip(p, geometric, strict=True) if q > 0)
+    return sum(q * loss for q, loss in zip(p, losses, strict=True)) + beta * kl
+
+
+def test_ponder_loss_matches_a_step_by_step_oracle():
+    from cogen_baselines.models.pl_tf import ponder_loss
+
+    generator = torch.Generator().manual_seed(1)
+    losses, halts = torch.rand(5, 6, generator=generator, dtype=torch.float64) * 3, \
+        torch.rand(5, 6, generator=generator, dtype=torch.float64)
+    got = ponder_loss(losses, halts, 0.05, 0.01)
+    for b in range(6):
+        expected = _ponder_oracle(losses[:, b].tolist(), halts[:, b].tolist(), 0.05, 0.01)
+        assert float(got[b]) == pytest.approx(expected, rel=1e-9)
+
+
+def test_llada_decoding_reveals_every_cell_on_schedule():
+    from cogen_baselines.models.llada import transfer_schedule
+
+    for length, steps in [(484, 32), (81, 32), (10, 32), (64, 4)]:
+        schedule = transfer_schedule(length, steps)
+        assert sum(schedule) == length and max(schedule) - min(schedule) <= 1 and schedule == sorted(schedule)[::-1]
+    card = resolve_model("llada")
+    shape = _shape(card)
+    model = _model("llada", shape)
+    predictions = model.decode(_batch(shape))
+    assert int(predictions.max()) < shape.classes  # no MASK token left
+
+
+def test_llada_loss_is_the_masked_target_cross_entropy_over_the_mask_rate():
+    """LLaDA's SFT loss: per sample, the cross-entropy of the masked target cells divided by the mask
+    rate, over the target length; the input grid (the prompt) is never masked."""
+    shape = _shape(resolve_model("llada"))
+    model, batch = _model("llada", shape), _batch(shape)
+    model.eval()
+    with torch.no_grad():
+        got = model._masked_loss(batch, torch.Generator().manual_seed(3))
+        draws = torch.Generator().manual_seed(3)
+        p = (1 - model.epsilon) * torch.rand(4, 1, generator=draws) + model.epsilon
+        targets = batch.targets.flatten(1)
+        masked = torch.rand(targets.shape, generator=draws) < p
+        scores = model._target_logits(batch, torch.where(masked, model.mask_token, targets)).log_softmax(dim=-1)
+    for b in range(4):
+        cells = [-float(scores[b, i, targets[b, i]]) for i in range(shape.cells) if masked[b, i]]
+        assert float(got[b]) == pytest.approx(sum(cells) / float(p[b]) / shape.cells, rel=1e-5)
+
+
+def test_mlc_loss_weights_background_patches_and_generates_grids():
+    from cogen.carc.mlc import PATCH_OFFSET, VOCAB_SIZE, encoder_length
+
+    torch.manual_seed(0)
+    model = resolve_model("mlc").build(encoder_length(2), "small")
+    encoder = torch.randint(5, VOCAB_SIZE, (3, encoder_length(2)))
+    target = torch.randint(5, VOCAB_SIZE, (3, 26))
+    target[:, :10] = PATCH_OFFSET  # all-background patches
+    decoder_input = torch.cat([torch.ones(3, 1, dtype=torch.long), target[:, :-1]], dim=1)
+    logits = model(encoder, decoder_input)
+    per_token = torch.nn.functional.cross_entropy(logits.transpose(1, 2), target, reduction="none")
+    weights = torch.where(target == PATCH_OFFSET, 0.2, 1.0)
+    expected = (per_token * weights).sum() / weights.sum()
+    assert model.loss(encoder, decoder_input, target).item() == pytest.approx(expected.item(), rel=1e-5)
+    model.loss(encoder, decoder_input, target).backward()
+    assert model.generate(encoder).shape == (3, 25)
