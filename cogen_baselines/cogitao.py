@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from cogen_baselines.data import Experiment, load_experiment
+from cogen_baselines.data import Experiment, grid_split, load_experiment, open_stream
 from cogen_baselines.evaluate import grids_from_canvases, scan, write_records
 from cogen_baselines.models.base import GridBatch, GridShape
 
@@ -27,17 +27,34 @@ class GridWorkload:
     family = "cogitao"
     test_splits = ("test", "test_ood")
 
-    def __init__(self, experiment: Experiment, eval_batch_size: int, seed: int):
+    def __init__(self, experiment: Experiment, eval_batch_size: int, seed: int, stream=None, card=None, device=None):
         self.experiment, self.eval_batch_size, self.seed = experiment, eval_batch_size, seed
         self.train = experiment.splits["train"]
+        self.stream, self.card, self.device = stream, card, device
 
     @classmethod
     def load(cls, data, config: str, card, *, device, task_codes: str, train_limit: int | None,
-             eval_batch_size: int, seed: int) -> GridWorkload:
-        """Load ``config`` as the model ``card`` needs it (visual tokens, object indices)."""
+             eval_batch_size: int, seed: int, stream: str | None = None) -> GridWorkload:
+        """Load ``config`` as the model ``card`` needs it (visual tokens, object indices).
+
+        ``stream``: the spec ``data`` was built from; each epoch then trains on fresh samples of the
+        config's endless stream (:meth:`start_epoch`) instead of the stored training split."""
         experiment = load_experiment(data, config, visual_tokens=card.visual_tokens, objects=card.objects,
                                      task_codes=task_codes, device=device, train_limit=train_limit)
-        return cls(experiment, eval_batch_size, seed)
+        opened = open_stream(stream, data, config) if stream is not None else None
+        return cls(experiment, eval_batch_size, seed, opened, card, device)
+
+    def start_epoch(self, epoch: int) -> None:
+        """With a stream, epoch ``e`` trains on its samples ``(e - 1) * n`` to ``e * n - 1`` (``n``: the
+        training split's size), none of which repeats a stored validation or test pair."""
+        if self.stream is None:
+            return
+        rows = len(self.experiment.splits["train"])
+        batch = self.stream.samples((epoch - 1) * rows, epoch * rows)
+        side = self.experiment.height - 2 if self.card.visual_tokens else self.experiment.height
+        ids = [f"stream-{int(i)}" for i in batch["index"]]
+        self.train = grid_split("train", batch, ids, side, visual_tokens=self.card.visual_tokens,
+                                objects=self.card.objects, task_codes=self.experiment.task_codes, device=self.device)
 
     @property
     def model_input(self) -> GridShape:
@@ -72,4 +89,9 @@ class GridWorkload:
         return {"loss": result.loss, "padded_grid_accuracy": result.accuracy}
 
     def describe(self) -> dict:
-        return self.experiment.describe()
+        described = self.experiment.describe()
+        if self.stream is not None:
+            described["train_stream"] = {"spec": self.stream.experiment.name, "seed": self.stream.seed,
+                                         "samples_per_epoch": len(self.experiment.splits["train"]),
+                                         "guarded_against": "the stored validation, test and OOD splits"}
+        return described

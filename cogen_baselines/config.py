@@ -26,7 +26,8 @@ class RunConfig:
     ``train_samples`` keeps only the first rows of the training split (quick runs; the paper uses
     them all). ``task_codes``: ``auto`` gives depth-4 task codes to composition (CompGen)
     experiments and none to environment (EnvGen) ones, as the paper. ``compile``: ``auto`` uses
-    ``torch.compile`` on CUDA only.
+    ``torch.compile`` on CUDA only. ``stream``: the spec the data was built from; every epoch
+    then trains on fresh samples of the config's stream (COGITAO models only).
     """
 
     model: str
@@ -41,6 +42,7 @@ class RunConfig:
     train_samples: int | None = None
     task_codes: str = "auto"
     compile: str = "auto"
+    stream: str | None = None
 
     def check(self) -> None:
         """Refuse impossible values with a message that names the option and the fix."""

@@ -21,7 +21,8 @@ from cogen.errors import DataError
 from cogen_baselines.errors import BaselineError
 from cogen_baselines.models.base import GridBatch
 
-__all__ = ["SPLITS", "Experiment", "GridSplit", "experiment_manifest", "load_experiment", "task_vocabulary"]
+__all__ = ["SPLITS", "Experiment", "GridSplit", "experiment_manifest", "grid_split", "load_experiment", "open_stream",
+           "task_vocabulary"]
 
 #: The splits of a COGITAO experiment, in the order they are loaded.
 SPLITS = ("train", "validation", "validation_ood", "test", "test_ood")
@@ -132,7 +133,6 @@ def load_experiment(data, config: str, *, visual_tokens: bool, objects: bool = F
     only the first rows of the training split.
     """
     from cogen.io import VISUAL_CLASSES
-    from cogen.io import visual_tokens as draw
 
     manifest = experiment_manifest(data, config)
     if manifest.get("family", "cogitao") != "cogitao":
@@ -144,22 +144,53 @@ def load_experiment(data, config: str, *, visual_tokens: bool, objects: bool = F
     if "train" not in loaded:
         raise DataError(f"{config} has no train split")
     side = max(int(arrays[f"{c}_shape"].max(initial=1)) for arrays, _ in loaded.values() for c in ("input", "output"))
-    splits = {}
-    for name, (arrays, ids) in loaded.items():
-        grids = {c: _pad_to(arrays[c], side) for c in ("input", "output")}
-        if visual_tokens:
-            grids = {c: draw(grids[c], arrays[f"{c}_shape"]) for c in grids}
-        object_ids = None
-        if objects:
-            from cogen_baselines.objects import object_indices
-
-            object_ids = object_indices(grids["input"])
-        splits[name] = GridSplit(name, _tensor(grids["input"], device, torch.uint8),
-                                 _tensor(grids["output"], device, torch.uint8), ids,
-                                 _tensor(arrays.get("tokens") if tokens else None, device, torch.int64),
-                                 _tensor(object_ids, device, torch.int16))
+    splits = {name: grid_split(name, arrays, ids, side, visual_tokens=visual_tokens, objects=objects,
+                               task_codes=tokens, device=device)
+              for name, (arrays, ids) in loaded.items()}
     size = side + 2 if visual_tokens else side
     return Experiment(config, str(manifest.get("setting", config.split("-")[0])),
                       manifest["spec"].get("shift", "composition") if isinstance(manifest.get("spec"), dict)
                       else "composition", splits, size, size, VISUAL_CLASSES if visual_tokens else 11, tokens,
                       {name: len(split) for name, split in splits.items()})
+
+
+def grid_split(name: str, arrays: dict[str, np.ndarray], ids: list[str], side: int, *, visual_tokens: bool,
+               objects: bool, task_codes: bool, device) -> GridSplit:
+    """Arrays in the form of :func:`cogen.io.split_arrays` (or a :class:`cogen.stream.SampleStream`
+    batch) as a split on ``device``: padded to ``side``, drawn as visual tokens, with object indices."""
+    from cogen.io import visual_tokens as draw
+
+    grids = {c: _pad_to(arrays[c], side) for c in ("input", "output")}
+    if visual_tokens:
+        grids = {c: draw(grids[c], arrays[f"{c}_shape"]) for c in grids}
+    object_ids = None
+    if objects:
+        from cogen_baselines.objects import object_indices
+
+        object_ids = object_indices(grids["input"])
+    return GridSplit(name, _tensor(grids["input"], device, torch.uint8), _tensor(grids["output"], device, torch.uint8),
+                     ids, _tensor(arrays.get("tokens") if task_codes else None, device, torch.int64),
+                     _tensor(object_ids, device, torch.int16))
+
+
+def open_stream(spec: str, data, config: str):
+    """The endless training stream of ``config`` from ``spec`` (a packaged spec name or a file), guarded
+    against the evaluation splits stored in ``data``; refused unless ``data`` was built from that spec."""
+    from cogen.pipeline.cogitao import CogitaoBuilder
+    from cogen.stream import SampleStream
+
+    manifest = experiment_manifest(data, config)
+    stream = SampleStream(spec, config, "train", seed=manifest.get("seed"), guard=data)
+    built = CogitaoBuilder(stream_setting(spec, manifest.get("seed"))).fingerprint(stream.experiment)
+    if built != manifest.get("fingerprint"):
+        raise BaselineError(f"--stream {spec}: its {config} is not the experiment {data} was built from (their "
+                            "fingerprints differ); stream the spec the data was built with, or rebuild the data "
+                            "from this spec")
+    return stream
+
+
+def stream_setting(spec: str, seed: int | None):
+    """The setting of ``spec`` with ``seed`` (as the stream reads it)."""
+    from cogen.specs import load_spec, locate_configs
+
+    return load_spec(locate_configs(spec)[0]).with_seed(seed)

@@ -38,12 +38,15 @@ HEADLINES = {
 
 
 def _workload(card: ModelCard, config: RunConfig, device: torch.device):
+    options = {"device": device, "task_codes": config.task_codes, "train_limit": config.train_samples,
+               "eval_batch_size": config.eval_batch_size, "seed": config.seed}
     if card.family == "carc":
-        from cogen_baselines.carc import MLCWorkload as Workload
-    else:
-        from cogen_baselines.cogitao import GridWorkload as Workload
-    return Workload.load(config.data, config.config, card, device=device, task_codes=config.task_codes,
-                         train_limit=config.train_samples, eval_batch_size=config.eval_batch_size, seed=config.seed)
+        from cogen_baselines.carc import MLCWorkload
+
+        return MLCWorkload.load(config.data, config.config, card, **options)
+    from cogen_baselines.cogitao import GridWorkload
+
+    return GridWorkload.load(config.data, config.config, card, stream=config.stream, **options)
 
 
 def _protocol(card: ModelCard, run: RunConfig, device: torch.device) -> Protocol:
@@ -131,6 +134,9 @@ def train(config: RunConfig, out: str | Path | None = None,
     started = time.perf_counter()
     config.check()
     card = resolve_model(config.model)
+    if config.stream is not None and card.family != "cogitao":
+        raise BaselineError(f"--stream makes COGITAO samples; {card.name} trains on the stored {card.family} data "
+                            "(leave out --stream)")
     if config.size not in card.sizes:
         raise UnknownNameError("model size", config.size, card.sizes)
     device = resolve_device(config.device)

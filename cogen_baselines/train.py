@@ -87,6 +87,8 @@ def fit(model, workload, protocol: Protocol, device: torch.device,
     info = {"epoch": 0, "loss": math.nan}
     for epoch in range(1, protocol.epochs + 1):
         started, info["epoch"] = time.perf_counter(), epoch
+        if hasattr(workload, "start_epoch"):
+            workload.start_epoch(epoch)  # a streamed workload draws this epoch's fresh samples
         model.train()
         order = _epoch_order(workload.train_size, steps, protocol.batch_size, device)
         running = torch.zeros((), device=device)

@@ -198,3 +198,20 @@ def test_the_papers_table_1_is_the_mean_of_its_tables_5_to_8():
             rows = [EXPERIMENTS[f"{setting}-{k}"][model] for k in range(1, 6)]
             assert statistics.fmean(r[0] for r in rows) == pytest.approx(ident, abs=0.1), (setting, model)
             assert statistics.fmean(r[2] for r in rows) == pytest.approx(ood, abs=0.1), (setting, model)
+
+
+def test_train_with_stream_records_it_and_scores_like_any_run(compgen, tmp_path):
+    folder = tmp_path / "streamed"
+    result = _cli("baselines", "train", "--model", "resnet", "--data", str(compgen), "--config", "E-1",
+                  "--stream", str(compgen.parent / "compgen.yaml"), "--out", str(folder), *SMALL)
+    assert result.exit_code == 0, result.output
+    config = json.loads((folder / "config.json").read_text())
+    assert config["run"]["stream"].endswith("compgen.yaml")
+    assert config["data"]["train_stream"]["samples_per_epoch"] == 32  # --train-samples
+    assert (folder / "eval" / "final" / "test_ood.json").is_file()
+
+
+def test_stream_with_mlc_is_refused(tmp_path, errors):
+    message = errors("train", "--model", "mlc", "--data", str(tmp_path), "--config", "carc-3shot-1860",
+                     "--stream", "c1", "--out", str(tmp_path / "run"))
+    assert "--stream makes COGITAO samples" in message

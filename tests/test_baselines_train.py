@@ -168,3 +168,48 @@ def test_mlc_trains_on_carc_episodes_and_cogen_eval_scores_every_query(tmp_path_
     assert scored["format_errors"]["missing"] == 0 and sum(scored["errors"].values()) + round(
         scored["exact_match"] * scored["n"]) == scored["n"]
     assert {"exact_match", "color_accuracy", "shape_accuracy"} <= set(summary["results"]["final"]["test"])
+
+
+def test_a_streamed_workload_trains_on_fresh_unseen_samples_every_epoch(compgen, tmp_path):
+    """--stream: epoch e trains on samples (e-1)n .. en-1 of the config's stream. Epoch 1 is the
+    stored training split wherever its build regenerated nothing; later epochs are new samples; no
+    epoch holds a stored validation or test (input, sequence) pair."""
+    from cogen.engine.registry import from_token
+    from cogen.folder import read_split
+
+    card = resolve_model("resnet")
+    spec = compgen.parent / "compgen.yaml"
+    workload = GridWorkload.load(compgen, "E-1", card, device=CPU, task_codes="auto", train_limit=None,
+                                 eval_batch_size=256, seed=0, stream=str(spec))
+    stored = workload.train
+    stored_pairs = set()
+    for split in ("validation", "test", "validation_ood", "test_ood"):
+        table = read_split(compgen, "E-1", split).table
+        stored_pairs |= {(repr(i), repr(s)) for i, s in zip(table.column("input").to_pylist(),
+                                                             table.column("transformations").to_pylist(), strict=True)}
+    manifest = read_split(compgen, "E-1", "train").manifest
+    regenerated = {index for index, _ in manifest["splits"]["train"].get("regenerated", [])}
+    epochs = []
+    for epoch in (1, 2, 3):
+        workload.start_epoch(epoch)
+        epochs.append(workload.train)
+        assert len(workload.train) == len(stored) and workload.train.inputs.shape == stored.inputs.shape
+    same = [k for k in range(len(stored)) if k not in regenerated]
+    assert same and torch.equal(epochs[0].inputs[same], stored.inputs[same])
+    assert not torch.equal(epochs[1].inputs, epochs[0].inputs) and not torch.equal(epochs[2].inputs, epochs[1].inputs)
+    batch = workload.stream.samples(0, 3 * len(stored))
+    names = [[from_token(int(t)).name for t in row if t] for row in batch["tokens"]]
+    streamed = {(repr(g[:h, :w].tolist()), repr(n)) for g, (h, w), n in
+                zip(batch["input"], batch["input_shape"], names, strict=True)}
+    assert streamed and not streamed & stored_pairs
+
+
+def test_stream_refuses_a_spec_the_data_was_not_built_from(compgen, tmp_path):
+    from cogen_baselines.errors import BaselineError
+
+    other = tmp_path / "other.yaml"
+    other.write_text((compgen.parent / "compgen.yaml").read_text().replace("seed: 5", "seed: 6")
+                     .replace("[5, 6]", "[6, 6]"))
+    with pytest.raises(BaselineError, match="not the experiment .* was built from"):
+        GridWorkload.load(compgen, "E-1", resolve_model("resnet"), device=CPU, task_codes="auto", train_limit=None,
+                          eval_batch_size=256, seed=0, stream=str(other))

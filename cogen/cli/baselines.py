@@ -102,12 +102,14 @@ def train(
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
     compile_: Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")] = "auto",
+    stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config's endless stream, never a stored validation or test pair. COGITAO models only.")] = None,
     progress: ShowProgress = True,
 ) -> None:
     """Train one model on one experiment with the paper's protocol; predict and score the test splits."""
     config_type = _library("config").RunConfig
-    run_config = config_type(model, data, config, seed, **_options(epochs, batch_size, eval_batch_size, size, device,
-                                                                  train_samples, task_codes, compile_))
+    run_config = config_type(model, data, config, seed, stream=stream,
+                             **_options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes,
+                                        compile_))
     _log_to_console(False)
     with _progress_bar(progress, f"{model} {config} seed {seed}") as bar:
         summary = _library("run").train(run_config, out, bar)
