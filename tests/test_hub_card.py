@@ -117,11 +117,14 @@ def test_card_body_is_derived_from_manifests_registry_and_differences(small_buil
     assert "variant: the paper's text" in configs and "as-run-C1-1" in configs  # the variants are explained
     assert "same sequence: `translate_up`; grid 10–15 → 16–20" in configs
     assert markdown_table().strip() in text
-    assert all(d.topic in _section(text, "Differences from the reference implementations") for d in DIFFERENCES)
+    differences = _section(text, "Differences from the reference implementations")
+    # the folder holds C1 and G2 (COGITAO only): every COGITAO difference of those studies, no other family's
+    assert all((d.topic in differences) == (d.family == "cogitao" and (not d.studies or "G" in d.studies))
+               for d in DIFFERENCES)
     assert manifests["C1-1"]["bank_sha256"] in text and "numpy " + manifests["C1-1"]["versions"]["numpy"] in text
     statistics = _section(text, "Generation statistics")
     assert re.search(r"\| `C1-1` \| \d+\.\d\d \|", statistics) and "out_of_grid" in statistics
-    for title in ("@misc{cogitao", "Compositional-ARC}: Assessing Systematic Generalization", "2504.01445"):
+    for title in ("{COGITAO}: A Procedural Object-Centric", "Taoudi-Benchekroun", "eprint        = {2509.05249}"):
         assert title in _section(text, "Citation")
     assert "Apache License 2.0" in _section(text, "Licence")
     assert 'load_dataset("<org>/<name>", "C1-1")' in text
