@@ -24,7 +24,7 @@ LAYERS = (
     {"cogen.generate"},
     {"cogen.card"},
     {"cogen.pipeline"},
-    {"cogen.hub", "cogen.io", "cogen.metrics", "cogen.stream"},
+    {"cogen.hub", "cogen.io", "cogen.metrics", "cogen.stream", "cogen.export"},
     {"cogen.eval", "cogen.llm"},
     {"cogen.cli", "cogen.__main__"},
 )
