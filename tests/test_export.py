@@ -168,7 +168,7 @@ def test_arc_json_groups_cogitao_samples_of_one_sequence_into_tasks(small_build,
             assert set(task) == {"train", "test"} and (len(task["train"]), len(task["test"])) == (2, 1)
             members = [rows[row_id] for row_id in entry["rows"]]
             assert {tuple(row["transformations"]) for row in members} == {tuple(entry["transformations"])}
-            for pair, row in zip(task["train"] + task["test"], members):
+            for pair, row in zip(task["train"] + task["test"], members, strict=True):
                 assert pair == {"input": _grid(row["input"]), "output": _grid(row["output"])}
 
 
@@ -180,7 +180,7 @@ def test_arc_json_writes_a_compositional_arc_episode_as_one_task(data, tmp_path)
         rows = read_split(data, "carc-systematicity-1860", split).table.to_pylist()
         entries = [(task_id, entry) for task_id, entry in index["tasks"].items() if entry["split"] == split]
         assert [entry["rows"] for _, entry in entries] == [[row["id"]] for row in rows]
-        for (task_id, _), row in zip(entries, rows):
+        for (task_id, _), row in zip(entries, rows, strict=True):
             task = tasks[task_id]
             assert [p["input"] for p in task["train"]] == [_grid(g) for g in row["study_inputs"]]
             assert [p["output"] for p in task["test"]] == [_grid(g) for g in row["query_outputs"]]

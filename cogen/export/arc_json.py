@@ -74,8 +74,8 @@ def write_arc_json(data: str | Path, config: str, folder: Path, shots: int = 3) 
             for row in rows:
                 task_id = f"{config}-{split}-{count:06d}"
                 _write_task(out / f"{task_id}.json",
-                            [_pair(i, o) for i, o in zip(row["study_inputs"], row["study_outputs"])],
-                            [_pair(i, o) for i, o in zip(row["query_inputs"], row["query_outputs"])])
+                            [_pair(i, o) for i, o in zip(row["study_inputs"], row["study_outputs"], strict=True)],
+                            [_pair(i, o) for i, o in zip(row["query_inputs"], row["query_outputs"], strict=True)])
                 index[task_id] = {"split": split, "rows": [row["id"]]}
                 count += 1
         else:
