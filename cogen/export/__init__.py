@@ -73,6 +73,10 @@ FORMATS: Mapping[str, ExportFormat] = MappingProxyType({
                     "COGITAO samples of one sequence grouped --shots + 1 to a task, a Compositional-ARC episode "
                     "per task; index.json traces tasks to rows",
         "cogen.export.arc_json:write_arc_json"),
+    "parquet": ExportFormat(
+        "parquet", "one <split>.parquet per split under a --columns view (cogitao-release: the official COGITAO "
+                   "release's file and column names, int64 grids)",
+        "cogen.export.parquet:write_parquet"),
 })
 
 

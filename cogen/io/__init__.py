@@ -8,11 +8,14 @@ when :class:`Collate` makes tensors.
 * :func:`pad_grids`     a list of grids -> ``(n, H, W)`` int8 and their true shapes
 * :class:`Collate`      ``collate_fn`` for ``torch.utils.data.DataLoader``
 * :func:`load_split`    a split as a ``datasets.Dataset`` from any of the sources above
+* :func:`load_configs`  every config of a build folder or Hub repo in one call
+* :func:`cogitao_release_view`  a COGITAO table under the official release's column names
 """
 
 from cogen.io.arrays import DEPTH, PAD_VALUE, pad_grids, split_arrays, table_arrays, task_tokens
 from cogen.io.collate import Collate
-from cogen.io.source import load_split, split_table
+from cogen.io.source import load_configs, load_split, split_table
+from cogen.io.views import cogitao_release_view
 
-__all__ = ["DEPTH", "PAD_VALUE", "Collate", "load_split", "pad_grids", "split_arrays", "split_table", "table_arrays",
+__all__ = ["DEPTH", "PAD_VALUE", "Collate", "cogitao_release_view", "load_configs", "load_split", "pad_grids", "split_arrays", "split_table", "table_arrays",
            "task_tokens"]
