@@ -187,3 +187,20 @@ def test_a_c3_and_compositional_arc_card_describes_only_those_studies(c3_carc):
 def test_a_cogitao_only_card_neither_links_nor_cites_compositional_arc(small_build):
     body = _body((small_build / "README.md").read_text(encoding="utf-8"))
     assert "2509.05249" in body and "2504.01445" not in body and "Compositional-ARC" not in body
+
+
+def test_merge_keeps_the_regions_of_the_destination_and_of_every_source(folder, tmp_path):
+    from cogen.hub.merging import merge
+
+    readme = folder / "README.md"
+    readme.write_text(_edit_region(readme.read_text(encoding="utf-8"), "notes", "From the source."), encoding="utf-8")
+    into = tmp_path / "into"
+    merge([folder], into)
+    card = into / "README.md"
+    assert user_regions(card.read_text(encoding="utf-8"))["notes"] == "From the source."
+    card.write_text(_edit_region(card.read_text(encoding="utf-8"), "intro", "From the destination."),
+                    encoding="utf-8")
+    (into / "manifests" / "G2-1.json").unlink()
+    merge([folder], into)  # G2-1 comes back: the card is rewritten
+    assert user_regions(card.read_text(encoding="utf-8")) == {"intro": "From the destination.",
+                                                              "notes": "From the source."}

@@ -96,14 +96,14 @@ def render_card(folder: Path, repo_id: str | None = None, previews: dict[str, Pa
         previews = {name: preview_path(folder, name) for name in manifests}
         previews = {name: path for name, path in previews.items() if path.is_file()}
     if previous is None:
-        previous = (_existing_card(folder),)
+        previous = (existing_card(folder),)
     header = yaml.safe_dump(card_header(manifests, settings), sort_keys=False, allow_unicode=True, width=120)
     template = resource_path("hub_card.md").read_text(encoding="utf-8")
     context = CardContext(manifests, folder, repo_id or REPO_PLACEHOLDER, previews, settings)
     return fill_regions(f"---\n{header}---\n\n{CARD_MARKER}\n\n{render_body(template, context)}", *previous)
 
 
-def _existing_card(folder: Path) -> str:
+def existing_card(folder: Path) -> str:
     """The folder's README.md when cogen wrote it (its user regions are kept), else empty."""
     try:
         text = (folder / CARD_FILE).read_text(encoding="utf-8", errors="replace")
@@ -160,12 +160,14 @@ def write_previews(folder: Path) -> dict[str, Path]:
     return {name: path for name, path in previews.items() if path is not None}
 
 
-def write_card(folder: Path, previews: bool = True, force: bool = False, settings: CardSettings | None = None) -> Path:
+def write_card(folder: Path, previews: bool = True, force: bool = False, settings: CardSettings | None = None,
+               previous: tuple[str, ...] | None = None) -> Path:
     """(Re)write ``folder/README.md`` atomically from the manifests currently in the folder.
 
     With ``previews`` (the default) the preview images are brought up to date first, so the
     README, written last, only ever references complete images. A README.md that cogen did not
-    write is refused unless ``force`` (:func:`check_card_owner`).
+    write is refused unless ``force`` (:func:`check_card_owner`). The user's regions come from
+    ``previous`` cards (default: the folder's README.md), as :func:`render_card` says.
     """
     folder = Path(folder)
     check_card_owner(folder, force)
@@ -175,7 +177,7 @@ def write_card(folder: Path, previews: bool = True, force: bool = False, setting
         raise BuildError(f"cannot write the previews of {folder}: {os_error_text(error)}") from None
     path = folder / CARD_FILE
     temporary = path.with_name(f".{CARD_FILE}.{os.getpid()}.tmp")
-    text = render_card(folder, previews=drawn, settings=settings)
+    text = render_card(folder, previews=drawn, settings=settings, previous=previous)
     try:
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
