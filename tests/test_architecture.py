@@ -30,7 +30,8 @@ LAYERS = (
 )
 #: Same-layer imports that are part of the design (the lower one listed second).
 SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("cogen.families", "cogen.errors"),
-              ("cogen.bank", "cogen.engine"), ("cogen.llm", "cogen.eval"), ("cogen.stream", "cogen.io"), ("cogen.__main__", "cogen.cli")}
+              ("cogen.bank", "cogen.engine"), ("cogen.llm", "cogen.eval"), ("cogen.stream", "cogen.io"), ("cogen.export", "cogen.io"),
+              ("cogen.__main__", "cogen.cli")}
 
 
 def _unit(module: str) -> str:

@@ -137,3 +137,57 @@ def test_lines_are_json_dumps_of_the_reference_records(data):
     assert grid_texts(grid)[0].tobytes().decode() == json.dumps(grid.tolist())
     with pytest.raises(DataError, match="outside 0..9"):
         grid_texts(np.full((10, 10), 10))
+
+
+def _arc_tasks(out: Path) -> tuple[dict, dict[str, dict]]:
+    index = json.loads((out / "index.json").read_text())
+    tasks = {path.stem: json.loads(path.read_text()) for path in out.glob("*/*.json")}
+    return index, tasks
+
+
+def _grid(value) -> list[list[int]]:
+    return [list(map(int, row)) for row in value]
+
+
+def test_arc_json_groups_cogitao_samples_of_one_sequence_into_tasks(small_build, tmp_path):
+    out = tmp_path / "arc"
+    result = runner.invoke(app, ["export", "--data", str(small_build), "--config", "C1-1", "--out", str(out),
+                                 "--format", "arc-json", "--shots", "2"])
+    assert result.exit_code == 0, result.output
+    index, tasks = _arc_tasks(out)
+    assert set(tasks) == set(index["tasks"]) and tasks
+    manifest_splits = json.loads((small_build / "manifests" / "C1-1.json").read_text())["splits"]
+    for split in manifest_splits:
+        rows = {row["id"]: row for row in read_split(small_build, "C1-1", split).table.to_pylist()}
+        entries = {k: v for k, v in index["tasks"].items() if v["split"] == split}
+        used = [row_id for entry in entries.values() for row_id in entry["rows"]]
+        assert len(used) == len(set(used))  # a row is in one task at most
+        assert len(used) + index["rows_in_no_task"][split] == len(rows)
+        for task_id, entry in entries.items():
+            task = tasks[task_id]
+            assert set(task) == {"train", "test"} and (len(task["train"]), len(task["test"])) == (2, 1)
+            members = [rows[row_id] for row_id in entry["rows"]]
+            assert {tuple(row["transformations"]) for row in members} == {tuple(entry["transformations"])}
+            for pair, row in zip(task["train"] + task["test"], members, strict=True):
+                assert pair == {"input": _grid(row["input"]), "output": _grid(row["output"])}
+
+
+def test_arc_json_writes_a_compositional_arc_episode_as_one_task(data, tmp_path):
+    out = tmp_path / "arc"
+    export(data, "carc-systematicity-1860", out, format="arc-json")
+    index, tasks = _arc_tasks(out)
+    for split in ("train", "validation", "test"):
+        rows = read_split(data, "carc-systematicity-1860", split).table.to_pylist()
+        entries = [(task_id, entry) for task_id, entry in index["tasks"].items() if entry["split"] == split]
+        assert [entry["rows"] for _, entry in entries] == [[row["id"]] for row in rows]
+        for (task_id, _), row in zip(entries, rows, strict=True):
+            task = tasks[task_id]
+            assert [p["input"] for p in task["train"]] == [_grid(g) for g in row["study_inputs"]]
+            assert [p["output"] for p in task["test"]] == [_grid(g) for g in row["query_outputs"]]
+
+
+def test_arc_json_refuses_what_it_cannot_write(small_build, tmp_path):
+    with pytest.raises(DataError, match="at least one demonstration"):
+        export(small_build, "C1-1", tmp_path / "a", format="arc-json", shots=0)
+    with pytest.raises(DataError, match="no config 'C9-9'"):
+        export(small_build, "C9-9", tmp_path / "a", format="arc-json")

@@ -117,11 +117,14 @@ def test_card_body_is_derived_from_manifests_registry_and_differences(small_buil
     assert "variant: the paper's text" in configs and "as-run-C1-1" in configs  # the variants are explained
     assert "same sequence: `translate_up`; grid 10–15 → 16–20" in configs
     assert markdown_table().strip() in text
-    assert all(d.topic in _section(text, "Differences from the reference implementations") for d in DIFFERENCES)
+    differences = _section(text, "Differences from the reference implementations")
+    # the folder holds C1 and G2 (COGITAO only): every COGITAO difference of those studies, no other family's
+    assert all((d.topic in differences) == (d.family == "cogitao" and (not d.studies or "G" in d.studies))
+               for d in DIFFERENCES)
     assert manifests["C1-1"]["bank_sha256"] in text and "numpy " + manifests["C1-1"]["versions"]["numpy"] in text
     statistics = _section(text, "Generation statistics")
     assert re.search(r"\| `C1-1` \| \d+\.\d\d \|", statistics) and "out_of_grid" in statistics
-    for title in ("@misc{cogitao", "Compositional-ARC}: Assessing Systematic Generalization", "2504.01445"):
+    for title in ("{COGITAO}: A Procedural Object-Centric", "Taoudi-Benchekroun", "eprint        = {2509.05249}"):
         assert title in _section(text, "Citation")
     assert "Apache License 2.0" in _section(text, "Licence")
     assert 'load_dataset("<org>/<name>", "C1-1")' in text
@@ -148,12 +151,31 @@ def test_a_preview_draws_the_first_rows_cell_by_cell_in_arc_colours(small_build,
     pixels, palette, _ = decode_png(drawn.path)
     first = pq.read_table(small_build / "data/C1-1/test_ood-00000-of-00001.parquet").slice(0, 1).to_pylist()[0]
     grid = np.array(first["input"])
-    margin, step = preview._MARGIN, 5 + 1  # the first input sits at the top-left margin; 5-pixel cells + 1-pixel lines
+    label = preview.label_strip("test_ood", pixels.shape[1])
+    margin, step = preview._MARGIN, 5 + 1  # the band's label, then the first input at the left margin; 5-pixel cells
+    top = margin + label.shape[0]
+    assert (pixels[margin:top] == label).all()  # the band is labelled with its split
     for row in range(grid.shape[0]):
         for col in range(grid.shape[1]):
-            y, x = margin + 1 + row * step + 2, margin + 1 + col * step + 2
+            y, x = top + 1 + row * step + 2, margin + 1 + col * step + 2
             assert palette[pixels[y, x]] == ARC_RGB[grid[row, col]], (row, col)
-    assert palette[pixels[margin, margin + 3]] == palette[preview._LINE]  # the grid's top border line
+    assert palette[pixels[top, margin + 3]] == palette[preview._LINE]  # the grid's top border line
+
+
+def test_preview_labels_spell_their_text_in_a_font_whose_glyphs_differ():
+    from cogen.card import preview
+    from cogen.card._font import GLYPHS, text_bitmap
+
+    bitmaps = {char: glyph.tobytes() for char, glyph in GLYPHS.items()}
+    assert len(set(bitmaps.values())) == len(bitmaps)  # every character reads as itself
+    assert {c for c in "abcdefghijklmnopqrstuvwxyz0123456789_- "} <= {c.lower() for c in GLYPHS}
+    strip = preview.label_strip("train study", 200)
+    text = text_bitmap("train study", preview.LABEL_SCALE)
+    drawn = strip[:text.shape[0], preview._MARGIN:preview._MARGIN + text.shape[1]] == preview._LINE
+    assert (drawn == text).all() and (strip[:, preview._MARGIN + text.shape[1]:] == preview._PAGE).all()
+    for index, char in enumerate("TRAIN"):  # read back character by character (3 columns + 1 gap each)
+        cells = text[::preview.LABEL_SCALE, ::preview.LABEL_SCALE][:, index * 4:index * 4 + 3]
+        assert next(c for c, g in GLYPHS.items() if (g == cells).all()) == char
 
 
 def test_write_card_redraws_only_stale_previews_and_drops_those_of_removed_configs(small_build, tmp_path):

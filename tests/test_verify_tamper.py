@@ -347,3 +347,23 @@ def test_a_folder_from_before_file_hashes_is_told_to_rebuild(built, tmp_path):
     report = build(spec, folder, workers=1, notify=notes.append)
     assert report.configs[0].written == 5 and all("no SHA-256 was recorded" in n for n in notes)
     assert not failed(verify(folder, shards_per_config=0))
+
+
+def test_a_single_config_card_in_the_mapping_form_datasets_writes_still_verifies(built, tmp_path):
+    """`datasets` writes one config's ``dataset_info`` as a mapping, not a list: verify reads both."""
+    import yaml
+
+    folder = tmp_path / "cogitao"
+    shutil.copytree(built["cogitao"], folder)
+    card = folder / "README.md"
+    _, header, body = card.read_text().split("---", 2)
+    data = yaml.safe_load(header)
+    assert isinstance(data["dataset_info"], list) and len(data["dataset_info"]) == 1
+    data["dataset_info"] = {k: v for k, v in data["dataset_info"][0].items() if k != "config_name"}
+    card.write_text("---\n" + yaml.safe_dump(data, sort_keys=False) + "---" + body)
+    check = next(c for c in verify(folder, shards_per_config=0) if c.name == "card")
+    assert check.ok, check.detail
+    data["dataset_info"]["splits"][0]["num_examples"] += 1  # and it still compares the counts
+    card.write_text("---\n" + yaml.safe_dump(data, sort_keys=False) + "---" + body)
+    check = next(c for c in verify(folder, shards_per_config=0) if c.name == "card")
+    assert not check.ok and "row counts differ" in check.detail

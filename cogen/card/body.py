@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogen.card._studies import shift_text
+from cogen.card.papers import FAMILY_PAPERS, paper_link
+from cogen.card.settings import DEFAULT_SETTINGS, CardSettings
 from cogen.families import DEFAULT_FAMILY, family
 
 __all__ = ["PLACEHOLDERS", "CardContext", "manifest_checksums", "render_body"]
@@ -28,6 +30,15 @@ class CardContext:
     folder: Path
     repo_id: str = REPO_PLACEHOLDER
     previews: dict[str, Path] = field(default_factory=dict)
+    settings: CardSettings = DEFAULT_SETTINGS
+
+    def families(self) -> list[str]:
+        """The families of the folder's configs, in card order."""
+        return list(dict.fromkeys(m.get("family", DEFAULT_FAMILY) for m in self.manifests.values()))
+
+    def papers(self):
+        """The papers of the families the folder holds."""
+        return [paper for name in self.families() for paper in FAMILY_PAPERS.get(name, ())]
 
     def studies(self) -> dict[tuple[str, str], list[str]]:
         """Configs grouped by (family, study), in card order."""
@@ -121,6 +132,88 @@ def _previews(ctx: CardContext) -> str:
     return "\n\n".join(parts) or "(no previews)"
 
 
+_MEASURES = {
+    "C": "**COGITAO CompGen ({settings}).** Training shows three transformations and some of their "
+         "compositions; the out-of-domain splits ask for held-out compositions (C1, C2) or deeper ones (C3). "
+         "Nothing held out is ever trained on.",
+    "G": "**COGITAO EnvGen ({settings}).** The transformation stays the same; the environment changes between "
+         "in-domain and out-of-domain data: more objects (G1), larger grids (G2), larger objects (G3), more "
+         "complex objects (G4), or all of these at once (G5).",
+    "S": "**COGITAO sample efficiency ({settings}).** One transformation, trained on 100 to 100,000 samples, "
+         "tested in domain.",
+    "cogitao": "**COGITAO, custom studies ({settings}).** Transformation sequences on objects, with the "
+               "in-domain and out-of-domain conditions each config's row of the table below describes.",
+    "carc": "**Compositional-ARC ({settings}).** Few-shot episodes whose visual grammar maps an object's shape, "
+            "colour and a neighbouring indicator object to transformations. Study examples show primitives and "
+            "level-1 compositions; queries ask for the level-2 composition. The systematicity-aware split holds "
+            "whole transformation triplets out of training.",
+    "programs": "**String-to-grid programs ({settings}).** A model sees string-to-grid pairs and explains "
+                "them with a program, scored by its compositionality.",
+}
+
+
+def _study_kind(family_name: str, setting: str) -> str:
+    if family_name != DEFAULT_FAMILY:
+        return family_name
+    core = setting.removesuffix("-as-run")
+    if re.fullmatch(r"C\d", core):
+        return "C"
+    if re.fullmatch(r"G\d", core):
+        return "G"
+    return "S" if core == "S" else "cogitao"
+
+
+def _measures(ctx: CardContext) -> str:
+    """One paragraph per kind of study the folder holds (and none for the others), then the splits."""
+    kinds: dict[str, list[str]] = {}
+    for family_name, setting in ctx.studies():
+        kinds.setdefault(_study_kind(family_name, setting), []).append(setting)
+    lines = [f"- {_MEASURES.get(kind, _MEASURES['cogitao']).format(settings=', '.join(settings))}"
+             for kind, settings in kinds.items()]
+    splits = ("Splits: `train`, `validation` and `test` are in domain; `validation_ood` and `test_ood` are out "
+              "of domain")
+    if "carc" in ctx.families():
+        splits += " (for Compositional-ARC, `validation` and `test` hold the held-out triplets)"
+    lines += ["", splits + ". Exact-match accuracy is the headline metric: a prediction counts only when every "
+              "cell of the output grid, and its size, match."]
+    return "\n".join(lines) if kinds else "(no configs built yet)"
+
+
+def _variants(ctx: CardContext) -> str:
+    if not any(m.get("variant") in ("paper-text", "as-run") for m in ctx.manifests.values()):
+        return ""
+    return ("COGITAO configs come in two variants. The *paper's text* (configs named as in the paper, `C1-1`) "
+            "follows the COGITAO paper wherever it is explicit: its sequence lists, object sizes and grids. *As "
+            "run* (configs named `as-run-C1-1`) reproduces the conditions the paper's numbers came from, the "
+            "authors' code: 15x15 grids for C1 and C2, its sequence lists and experiment 4, its object sizes, "
+            "samples whose output equals their input kept, and object counts and sizes redrawn with every failed "
+            "attempt. Each study below says which it is.\n\n")
+
+
+def _licence(ctx: CardContext) -> str:
+    licence = ctx.settings.license
+    text = ("The data and the generator are released under the Apache License 2.0." if licence == "apache-2.0"
+            else f"The data is released under the licence `{licence}` (see the header); the generator, cogen, "
+                 "under the Apache License 2.0.")
+    names = [paper.key for paper in ctx.papers()]
+    if names:
+        text += (f" The tasks follow the designs of the {' and '.join(names)} paper{'s' if len(names) > 1 else ''}; "
+                 "this repository holds no data from their releases")
+        text += (" (the Compositional-ARC authors publish their own dataset under CC BY-SA 4.0)."
+                 if "Compositional-ARC" in names else ".")
+    return text
+
+
+def _papers(ctx: CardContext) -> str:
+    lines = [f"- {p.key}: *{p.title}*, {p.authors} ({p.venue}), [arXiv:{p.arxiv}]({p.url})" for p in ctx.papers()]
+    lines += [f"- {paper_link(paper)}" for paper in ctx.settings.papers or ()]
+    return "\n".join(lines) or "(none)"
+
+
+def _citation(ctx: CardContext) -> str:
+    return "\n\n".join(paper.bibtex for paper in ctx.papers()) or "% no paper to cite for these configs"
+
+
 def _transformations_table(ctx: CardContext) -> str:
     from cogen.engine.registry import markdown_table
 
@@ -130,7 +223,8 @@ def _transformations_table(ctx: CardContext) -> str:
 def _differences(ctx: CardContext) -> str:
     from cogen.card.differences import differences_table
 
-    return differences_table().rstrip("\n")
+    kinds = {_study_kind(family_name, setting) for family_name, setting in ctx.studies()}
+    return differences_table(set(ctx.families()), kinds).rstrip("\n")
 
 
 def _split_stats(manifest: dict, split: str) -> dict:
@@ -238,6 +332,13 @@ def manifest_checksums(card_text: str) -> dict[str, str]:
 
 PLACEHOLDERS: dict[str, Callable[[CardContext], str]] = {
     "repo_id": lambda ctx: ctx.repo_id,
+    "pretty_name": lambda ctx: ctx.settings.pretty_name,
+    "prose": lambda ctx: ctx.settings.prose.strip() + "\n" if ctx.settings.prose.strip() else "",
+    "measures": _measures,
+    "variants": _variants,
+    "licence": _licence,
+    "papers": _papers,
+    "citation": _citation,
     "first_config": _first_config,
     "summary": _summary,
     "studies": _studies,

@@ -13,10 +13,12 @@ from pathlib import Path
 import yaml
 
 from cogen._resources import resource_path
+from cogen.card.settings import DEFAULT_SETTINGS, CardSettings, read_card_settings
 from cogen.errors import BuildError, os_error_text
-from cogen.folder import CARD_FILE, card_features, preview_path, read_manifests, split_pattern
+from cogen.folder import CARD_FILE, preview_path, read_manifests, split_pattern
+from cogen.folder.features import hf_features_dict
 
-__all__ = ["CARD_MARKER", "CARD_METADATA", "card_header", "check_card_owner", "folder_card_checksums",
+__all__ = ["CARD_MARKER", "card_header", "check_card_owner", "folder_card_checksums",
            "is_cogen_card", "render_card", "write_card", "write_previews"]
 
 #: An HTML comment (invisible on the Hub) that marks a README.md as written by cogen.
@@ -24,59 +26,90 @@ CARD_MARKER = "<!-- written by cogen from manifests/*.json: edit hub_card.md and
 #: Text that cards written before the marker existed always hold.
 _OLDER_CARD_TEXT = "<details><summary>Config fingerprints (a digest of everything that decides"
 
-CARD_METADATA = {
-    "license": "apache-2.0",
-    "task_categories": ["other"],
-    "tags": ["arc", "abstract-reasoning", "compositional-generalization", "systematicity", "synthetic", "procedural"],
-    "pretty_name": "cogen: compositional generalization on ARC-like grids",
-}
-
-
 def _size_category(rows: int) -> str:
     bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
               (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")]
     return next((label for bound, label in bounds if rows < bound), "n>1T")
 
 
-def card_header(manifests: dict[str, dict]) -> dict:
-    """The YAML front matter: card metadata, ``configs`` and ``dataset_info`` for every config."""
-    configs, infos = [], []
+def _dataset_infos(manifests: dict[str, dict]):
+    """``datasets``' own record of every config (features, splits, sizes), as ``push_to_hub`` makes it."""
+    from datasets import DatasetInfo, Features, SplitDict, SplitInfo
+    from datasets.info import DatasetInfosDict
+
+    infos = DatasetInfosDict()
+    for name, manifest in manifests.items():
+        splits = SplitDict()
+        for split, v in manifest["splits"].items():
+            splits.add(SplitInfo(name=split, num_bytes=v["num_bytes"], num_examples=v["rows"]))
+        infos[name] = DatasetInfo(features=Features.from_dict(hf_features_dict(manifest["columns"])), splits=splits,
+                                  download_size=sum(v["download_bytes"] for v in manifest["splits"].values()),
+                                  dataset_size=sum(v["num_bytes"] for v in manifest["splits"].values()))
+    return infos
+
+
+def card_header(manifests: dict[str, dict], settings: CardSettings = DEFAULT_SETTINGS) -> dict:
+    """The YAML front matter: card metadata, ``configs`` and ``dataset_info`` for every config.
+
+    Built as the Hub's own clients build it: ``huggingface_hub``'s ``DatasetCardData`` for the
+    metadata, ``datasets``' ``DatasetInfosDict`` for ``dataset_info`` (features serialised by
+    ``datasets`` itself).
+    """
+    from huggingface_hub import DatasetCardData
+
+    configs = []
     for position, (name, manifest) in enumerate(manifests.items()):
         entry = {"config_name": name}
         if position == 0:
             entry["default"] = True
         entry["data_files"] = [{"split": split, "path": split_pattern(name, split)} for split in manifest["splits"]]
         configs.append(entry)
-        splits = manifest["splits"]
-        infos.append({
-            "config_name": name,
-            "features": card_features(manifest["columns"]),
-            "splits": [{"name": s, "num_bytes": v["num_bytes"], "num_examples": v["rows"]} for s, v in splits.items()],
-            "download_size": sum(v["download_bytes"] for v in splits.values()),
-            "dataset_size": sum(v["num_bytes"] for v in splits.values()),
-        })
     total = sum(v["rows"] for m in manifests.values() for v in m["splits"].values())
-    return {**CARD_METADATA, "size_categories": [_size_category(total)], "dataset_info": infos, "configs": configs}
+    data = DatasetCardData(pretty_name=settings.pretty_name, license=settings.license,
+                           task_categories=list(settings.task_categories), tags=list(settings.tags),
+                           size_categories=list(settings.size_categories or [_size_category(total)]))
+    if manifests:
+        _dataset_infos(manifests).to_dataset_card_data(data)
+        if isinstance(data["dataset_info"], dict):  # datasets writes one config as a mapping; keep one shape
+            data["dataset_info"] = [{"config_name": next(iter(manifests)), **data["dataset_info"]}]
+        data["configs"] = configs
+    return data.to_dict()
 
 
-def render_card(folder: Path, repo_id: str | None = None, previews: dict[str, Path] | None = None) -> str:
+def render_card(folder: Path, repo_id: str | None = None, previews: dict[str, Path] | None = None,
+                settings: CardSettings | None = None, previous: tuple[str, ...] | None = None) -> str:
     """The full README.md text for the build folder ``folder``.
 
     ``repo_id`` goes into the loading examples (``cogen push`` passes the target repo);
     ``previews`` maps configs to their preview images, by default the ones already in
-    ``previews/`` (this function draws nothing).
+    ``previews/`` (this function draws nothing). ``settings`` default to the folder's
+    ``card.yaml`` (:func:`cogen.card.settings.read_card_settings`). The user's regions are kept
+    from the ``previous`` cards, by default the folder's README.md (:mod:`cogen.card.regions`).
     """
     from cogen.card.body import REPO_PLACEHOLDER, CardContext, render_body
+    from cogen.card.regions import fill_regions
 
     folder = Path(folder)
     manifests = read_manifests(folder)
+    settings = settings or read_card_settings(folder)
     if previews is None:
         previews = {name: preview_path(folder, name) for name in manifests}
         previews = {name: path for name, path in previews.items() if path.is_file()}
-    header = yaml.safe_dump(card_header(manifests), sort_keys=False, allow_unicode=True, width=120)
+    if previous is None:
+        previous = (existing_card(folder),)
+    header = yaml.safe_dump(card_header(manifests, settings), sort_keys=False, allow_unicode=True, width=120)
     template = resource_path("hub_card.md").read_text(encoding="utf-8")
-    context = CardContext(manifests, folder, repo_id or REPO_PLACEHOLDER, previews)
-    return f"---\n{header}---\n\n{CARD_MARKER}\n\n{render_body(template, context)}"
+    context = CardContext(manifests, folder, repo_id or REPO_PLACEHOLDER, previews, settings)
+    return fill_regions(f"---\n{header}---\n\n{CARD_MARKER}\n\n{render_body(template, context)}", *previous)
+
+
+def existing_card(folder: Path) -> str:
+    """The folder's README.md when cogen wrote it (its user regions are kept), else empty."""
+    try:
+        text = (folder / CARD_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return text if is_cogen_card(text) else ""
 
 
 def is_cogen_card(text: str) -> bool:
@@ -127,12 +160,14 @@ def write_previews(folder: Path) -> dict[str, Path]:
     return {name: path for name, path in previews.items() if path is not None}
 
 
-def write_card(folder: Path, previews: bool = True, force: bool = False) -> Path:
+def write_card(folder: Path, previews: bool = True, force: bool = False, settings: CardSettings | None = None,
+               previous: tuple[str, ...] | None = None) -> Path:
     """(Re)write ``folder/README.md`` atomically from the manifests currently in the folder.
 
     With ``previews`` (the default) the preview images are brought up to date first, so the
     README, written last, only ever references complete images. A README.md that cogen did not
-    write is refused unless ``force`` (:func:`check_card_owner`).
+    write is refused unless ``force`` (:func:`check_card_owner`). The user's regions come from
+    ``previous`` cards (default: the folder's README.md), as :func:`render_card` says.
     """
     folder = Path(folder)
     check_card_owner(folder, force)
@@ -142,7 +177,7 @@ def write_card(folder: Path, previews: bool = True, force: bool = False) -> Path
         raise BuildError(f"cannot write the previews of {folder}: {os_error_text(error)}") from None
     path = folder / CARD_FILE
     temporary = path.with_name(f".{CARD_FILE}.{os.getpid()}.tmp")
-    text = render_card(folder, previews=drawn)
+    text = render_card(folder, previews=drawn, settings=settings, previous=previous)
     try:
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)

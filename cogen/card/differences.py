@@ -15,12 +15,14 @@ __all__ = ["DIFFERENCES", "Difference", "differences_table"]
 
 @dataclass(frozen=True)
 class Difference:
-    """One deliberate difference: the family it concerns, the topic, what the reference does, what cogen does."""
+    """One deliberate difference: the family it concerns, the topic, what the reference does, what cogen does,
+    and the kinds of study it concerns (``"C"``, ``"G"``, ``"S"`` for COGITAO; empty: every study)."""
 
     family: str
     topic: str
     reference: str
     cogen: str
+    studies: tuple[str, ...] = ()
 
 
 DIFFERENCES = (
@@ -70,7 +72,7 @@ DIFFERENCES = (
                "17-20 grids and exactly 3 objects",
                "`split_specs/`: 16-20 grids and 3-4 objects, as the paper says for all of G5; a fourth object that "
                "grows a cell on every side rarely fits, so a sample takes 718 attempts (the code's setting: 19) "
-               "and its object heights are left to what fits (6 rows: 56 %); `as_run/`: the code's"),
+               "and its object heights are left to what fits (6 rows: 56 %); `as_run/`: the code's", ("G",)),
     Difference("cogitao", "Degenerate samples",
                "keeps samples whose output equals the input: in the paper-era code the identities "
                "`mirror_horizontal`→`mirror_horizontal` and `mirror_vertical`→`mirror_vertical` are a ninth of the "
@@ -201,10 +203,11 @@ DIFFERENCES = (
 )
 
 
-def differences_table(families: set[str] | None = None) -> str:
-    """The differences of ``families`` (all when ``None``) as a Markdown table."""
+def differences_table(families: set[str] | None = None, studies: set[str] | None = None) -> str:
+    """The differences of ``families`` and kinds of ``studies`` (all when ``None``) as a Markdown table."""
     lines = ["| family | topic | reference implementation | cogen |", "|---|---|---|---|"]
     for item in DIFFERENCES:
-        if families is None or item.family in families:
+        if (families is None or item.family in families) and (
+                studies is None or not item.studies or set(item.studies) & studies):
             lines.append(f"| {FAMILIES[item.family].title} | {item.topic} | {item.reference} | {item.cogen} |")
     return "\n".join(lines) + "\n"

@@ -26,7 +26,7 @@ __all__ = ["PREVIEW_DIR", "Band", "Preview", "card_preview", "draw_bands", "grid
            "read_bands", "render_config", "render_preview", "stale_card_previews"]
 
 #: Bump when the drawing changes, so that card previews are redrawn.
-RENDERER_VERSION = 1
+RENDERER_VERSION = 2  # 2: every band carries its label
 CARD_PAIRS = 6
 _PAGE, _LINE, _MARK = 10, 11, 12  # palette indices after the ten ARC colours
 _PALETTE = list(ARC_RGB) + [(255, 255, 255), (85, 85, 85), (160, 160, 160)]
@@ -146,19 +146,38 @@ def _draw_band(band: Band, cell: int) -> np.ndarray:
     return canvas
 
 
+#: Pixels per font pixel of band labels, and the gap between a label and its band.
+LABEL_SCALE, LABEL_GAP = 2, 4
+
+
+def label_strip(label: str, width: int) -> np.ndarray:
+    """Palette indices of a band's label line: ``label`` in dark grey from the left margin."""
+    from cogen.card._font import text_bitmap
+
+    bitmap = text_bitmap(label, LABEL_SCALE)
+    strip = np.full((bitmap.shape[0] + LABEL_GAP, width), _PAGE, np.uint8)
+    strip[: bitmap.shape[0], _MARGIN: _MARGIN + bitmap.shape[1]][bitmap] = _LINE
+    return strip
+
+
 def draw_bands(bands: list[Band], cell: int | None = None) -> np.ndarray:
-    """Palette indices of the whole preview: bands stacked top to bottom, separated by a rule."""
+    """Palette indices of the whole preview: bands stacked top to bottom, each under its label
+    (:func:`label_strip`), separated by a rule."""
+    from cogen.card._font import text_bitmap
+
     if not bands:
         raise ValueError("nothing to draw: no band holds a pair")
     cell = cell or _cell_size(bands)
     images = [_draw_band(band, cell) for band in bands]
-    width = max(i.shape[1] for i in images) + 2 * _MARGIN
+    width = max(max(i.shape[1] for i in images), max(text_bitmap(b.label, LABEL_SCALE).shape[1] for b in bands))
+    width += 2 * _MARGIN
     parts = []
-    for position, image in enumerate(images):
+    for position, (band, image) in enumerate(zip(bands, images, strict=True)):
         if position:
             rule = np.full((2 * _MARGIN + 1, width), _PAGE, np.uint8)
             rule[_MARGIN, _MARGIN: width - _MARGIN] = _MARK
             parts.append(rule)
+        parts.append(label_strip(band.label, width))
         row = np.full((image.shape[0], width), _PAGE, np.uint8)
         _paste(row, image, 0, _MARGIN)
         parts.append(row)

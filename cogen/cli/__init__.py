@@ -21,7 +21,7 @@ app = typer.Typer(
     help="Generate, verify, publish and score compositional-generalization benchmarks on ARC-like grids.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
 )
 
 

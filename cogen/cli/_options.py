@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["ConfigOpt", "DataOpt", "FolderArg", "OutFolderOpt", "SpecOrConfigOpt", "SplitOpt", "one_config",
+__all__ = ["ConfigOpt", "DataOpt", "packaged_spec_names", "FolderArg", "OutFolderOpt", "SpecOrConfigOpt", "SplitOpt", "one_config",
            "output_file"]
 
 
@@ -46,8 +46,18 @@ def output_file(path: Path, option: str) -> Path:
     return path
 
 
+def packaged_spec_names() -> list[str]:
+    """The packaged spec names (``c1``, ``carc_extended``, ``as_run/c1``, ...), read from the files shipped
+    with cogen so that ``--help`` can never miss one (a glob: no spec module is imported)."""
+    from cogen._resources import specs_dir
+
+    root = specs_dir()
+    paths = sorted(root.rglob("*.yaml"), key=lambda path: (len(path.relative_to(root).parts), str(path)))
+    return [path.relative_to(root).with_suffix("").as_posix() for path in paths]
+
+
 SpecOrConfigOpt = Annotated[str, typer.Option(
-    "--config", "-c", help="What to build: a spec file, a packaged spec (c1 … c3, g1 … g5, s, carc, carc_extended) "
+    "--config", "-c", help=f"What to build: a spec file, a packaged spec ({', '.join(packaged_spec_names())}) "
                            "or one config of a packaged spec (e.g. C3-1).")]
 ConfigOpt = Annotated[str, typer.Option("--config", "-c", callback=one_config,
                                         help="One config of the data, e.g. C3-1 or carc-systematicity-1860.")]

@@ -40,6 +40,7 @@ def build(
     only: Annotated[str | None, typer.Option(help="Comma-separated configs of the spec to build, e.g. C3-1,C3-2.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
     force: Annotated[bool, typer.Option("--force", help="Replace a README.md in --out that cogen did not write.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
 ) -> None:
     """Build the configs of a spec into a Hub-ready dataset folder (resumes interrupted builds)."""
     from cogen.pipeline import build as run_build
@@ -53,7 +54,16 @@ def build(
         report = run_build(spec, out, scale=scale, seed=seed, workers=workers, executor=executor.value,
                            dask_address=dask_address, only=selected or names, progress=bar, notify=_console.note,
                            force=force)
+    if json_output:
+        _console.print_json(_report_json(report))
+        return
     _print_report(report)
+
+
+def _report_json(report) -> dict:
+    return {"folder": str(report.folder), "seconds": round(report.seconds, 3),
+            "configs": [{"config": c.config, "rows": c.rows, "shards_written": c.written, "shards_kept": c.skipped,
+                         "complete_before": bool(c.kept), "stats": c.stats} for c in report.configs]}
 
 
 def _print_report(report) -> None:
@@ -86,6 +96,7 @@ def verify(
     full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row (default: a sample of "
                                                       "10,000 rows per config).")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
 ) -> None:
     """Re-check a built folder: card, file hashes, every column decoded, held-out data, uniqueness,
     outputs re-derived from inputs, determinism."""
@@ -97,6 +108,12 @@ def verify(
     label = "checking every row" if full else "decoding every row"
     with progress_bar(progress, {"rows": label}) as bar:
         checks = run_verify(folder, shards_per_config=shards, full=full, progress=bar)
+    if json_output:
+        _console.print_json({"folder": str(folder), "ok": not failed(checks), "checks": [
+            {"config": c.config or None, "check": c.name, "ok": c.ok, "detail": c.detail} for c in checks]})
+        if failed(checks):
+            raise typer.Exit(1)
+        return
     table = Table(title=f"cogen verify {folder}", title_justify="left")
     for column in ("config", "check", "result", "detail"):
         table.add_column(column)
@@ -117,6 +134,7 @@ def sample(
     objects: Annotated[int, typer.Option(min=1, help="Number of objects.")] = 2,
     where: Annotated[str | None, typer.Option(help="Object filter, e.g. 'is_shape_fully_connected, rows<=5, cols<=5'.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the sample.")] = 0,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
 ) -> None:
     """Draw one input/output pair for a sequence and show it in the terminal in colour."""
     from cogen.cli._display import grids_side_by_side
@@ -125,6 +143,12 @@ def sample(
     height, width = _grid_size(grid)
     result = sample_one([t.strip() for t in transforms.split(",") if t.strip()], height=height, width=width,
                         objects=objects, where=where, seed=seed)
+    if json_output:
+        _console.print_json({"transformations": list(result.transformations), "input": result.input.tolist(),
+                             "output": result.output.tolist(), "object_ids": [int(i) for i in result.object_ids],
+                             "positions": [[int(r), int(c)] for r, c in result.positions],
+                             "attempts": int(result.attempts), "seed": seed})
+        return
     _console.out.print(grids_side_by_side([result.input, result.output], ["input", " -> ".join(result.transformations)]))
     _console.out.print("objects (bank id @ row, col): "
                        + ", ".join(f"{i} @ {r},{c}" for i, (r, c) in zip(result.object_ids, result.positions, strict=True))

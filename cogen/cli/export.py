@@ -34,11 +34,15 @@ def export(
     format: Annotated[str, typer.Option("--format", "-f", callback=_check_format, help=_format_help())],
     name: Annotated[str | None, typer.Option(help="mlc: the trainer's data_file_name (files train_<name>.jsonl, ...); "
                                                   "by default the reference split script's, systematicity_seed_<seed>.")] = None,
+    shots: Annotated[int | None, typer.Option(help="arc-json, COGITAO: demonstration pairs per task (default 3); "
+                                                   "each task has one test pair.")] = None,
+    columns: Annotated[str | None, typer.Option(help="parquet: column view, cogen (as built) or cogitao-release "
+                                                     "(the official COGITAO release's names).")] = None,
 ) -> None:
     """Write --config of --data (a dataset folder or Hub repo) in --format into --out."""
     from cogen.export import export as run_export
 
-    options = {"name": name} if name is not None else {}
+    options = {key: value for key, value in (("name", name), ("shots", shots), ("columns", columns)) if value is not None}
     report = run_export(data, config, out, format, **options)
     for file in report.files:
         _console.out.print(f"wrote {file.path} ({file.rows} {'record' if file.rows == 1 else 'records'})")

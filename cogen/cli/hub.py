@@ -19,6 +19,32 @@ def register(app: typer.Typer) -> None:
     app.command("card")(card)
 
 
+PrettyNameOpt = Annotated[str | None, typer.Option("--pretty-name", help="Card title (default: card.yaml, else "
+                                                                       "cogen's).", rich_help_panel="Card")]
+LicenseOpt = Annotated[str | None, typer.Option("--license", help="Licence id for the card, e.g. cc-by-4.0 "
+                                                                  "(default: card.yaml, else apache-2.0).",
+                                                rich_help_panel="Card")]
+TagOpt = Annotated[list[str] | None, typer.Option("--tag", help="Card tag (repeat; replaces the default tags).",
+                                                  rich_help_panel="Card")]
+TaskCategoryOpt = Annotated[list[str] | None, typer.Option("--task-category", help="Hub task category (repeat).",
+                                                           rich_help_panel="Card")]
+SizeCategoryOpt = Annotated[str | None, typer.Option("--size-category", help="Hub size category, e.g. 10K<n<100K "
+                                                                             "(default: from the row count).",
+                                                     rich_help_panel="Card")]
+PaperOpt = Annotated[list[str] | None, typer.Option("--paper", help="Another paper to link: an arXiv id or a URL "
+                                                                    "(repeat).", rich_help_panel="Card")]
+ProseOpt = Annotated[str | None, typer.Option("--prose", help="Extra text under the card's summary (Markdown).",
+                                              rich_help_panel="Card")]
+
+
+def _card_settings(folder: Path, pretty_name, license, tags, task_categories, size_category, papers, prose):
+    from cogen.card.settings import read_card_settings
+
+    return read_card_settings(folder, pretty_name=pretty_name, license=license, tags=tags,
+                              task_categories=task_categories, size_categories=size_category, papers=papers,
+                              prose=prose)
+
+
 def _size(num_bytes: int) -> str:
     for unit in ("B", "kB", "MB", "GB"):
         if num_bytes < 1000 or unit == "GB":
@@ -36,16 +62,34 @@ def push(
     verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run every check of `cogen verify` first (also "
                                                                        "with --dry-run) and refuse a folder that fails.")] = True,
     message: Annotated[str | None, typer.Option("--message", "-m", help="Commit message.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON (for scripts).")] = False,
+    pretty_name: PrettyNameOpt = None,
+    license: LicenseOpt = None,
+    tag: TagOpt = None,
+    task_category: TaskCategoryOpt = None,
+    size_category: SizeCategoryOpt = None,
+    paper: PaperOpt = None,
+    prose: ProseOpt = None,
 ) -> None:
-    """Publish a build folder to a Hugging Face dataset repo in one commit (honours HF_ENDPOINT, HF_TOKEN)."""
+    """Publish a build folder to a Hugging Face dataset repo in one commit (honours HF_ENDPOINT, HF_TOKEN).
+
+    The card (README.md) takes its metadata from card.yaml in the folder and the card options; text
+    written between the card's `<!-- cogen:user NAME -->` markers, in the folder or on the Hub, is kept.
+    """
     from cogen.folder import MANAGED_DIRS
     from cogen.hub.publish import push as run_push
 
+    settings = _card_settings(folder, pretty_name, license, tag, task_category, size_category, paper, prose)
     result = run_push(folder, repo, token=token, private=private, dry_run=dry_run, verify=verify,
-                      commit_message=message)
+                      commit_message=message, card_settings=settings)
     plan = result.plan
+    if json_output:
+        _console.print_json(_push_json(result))
+        return
     if dry_run:
         _print_plan(plan)
+        diff = plan.readme_diff
+        _console.out.print(f"README.md changes:\n{diff}" if diff else "README.md: unchanged", soft_wrap=True)
         _console.out.print(f"dry run: would upload {len(plan.files)} files ({_size(plan.total_bytes)}) to {repo} in "
                            f"one commit, and delete remote files under {', '.join(MANAGED_DIRS)} that are not listed")
         return
@@ -54,6 +98,14 @@ def push(
                        + (f"; deleted {len(result.deleted)} stale files" if result.deleted else ""))
     _console.out.print(f"commit: {result.commit_url}")
     _console.out.print(f'load with: datasets.load_dataset("{repo}", "{next(iter(plan.configs))}")')
+
+
+def _push_json(result) -> dict:
+    plan = result.plan
+    return {"repo": result.repo_id, "dry_run": result.dry_run, "configs": plan.configs,
+            "files": [{"path": f.path, "size": f.size} for f in plan.files], "total_bytes": plan.total_bytes,
+            "readme_diff": plan.readme_diff, "commit_url": result.commit_url, "commit": result.commit_oid,
+            "deleted": result.deleted, "seconds": round(result.seconds, 3)}
 
 
 def _print_plan(plan) -> None:
@@ -111,10 +163,23 @@ def card(
     folder: FolderArg,
     previews: Annotated[bool, typer.Option("--previews/--no-previews", help="Bring preview images up to date.")] = True,
     force: Annotated[bool, typer.Option("--force", help="Replace a README.md that cogen did not write.")] = False,
+    pretty_name: PrettyNameOpt = None,
+    license: LicenseOpt = None,
+    tag: TagOpt = None,
+    task_category: TaskCategoryOpt = None,
+    size_category: SizeCategoryOpt = None,
+    paper: PaperOpt = None,
+    prose: ProseOpt = None,
 ) -> None:
-    """Rewrite the dataset card (README.md) and its preview images from the folder's manifests."""
+    """Rewrite the dataset card (README.md) and its preview images from the folder's manifests.
+
+    Metadata comes from card.yaml in the folder (pretty_name, license, tags, task_categories,
+    size_categories, papers, prose), overridden by the card options; text written between the
+    card's `<!-- cogen:user NAME -->` and `<!-- cogen:end-user NAME -->` markers is kept.
+    """
     from cogen.card.card import write_card
     from cogen.folder import folder_manifests
 
     folder_manifests(folder)  # a clear error when FOLDER is not a dataset folder
-    _console.out.print(f"wrote {write_card(folder, previews=previews, force=force)}")
+    settings = _card_settings(folder, pretty_name, license, tag, task_category, size_category, paper, prose)
+    _console.out.print(f"wrote {write_card(folder, previews=previews, force=force, settings=settings)}")

@@ -30,14 +30,24 @@ def _build(out: Annotated[Path | None, typer.Option("--out", help="Folder to wri
     _console.out.print(table)
 
 
-def _info(path: BankPathOpt = None) -> None:
+def _info(
+    path: BankPathOpt = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the counts as JSON on stdout (for scripts).")] = False,
+) -> None:
     """Counts per property and metadata value, and the experiment pool sizes."""
-    import numpy as np
     from rich.table import Table
 
     from cogen.bank import POOLS, load_bank, pool_sizes
 
     bank = load_bank(path)
+    if json_output:
+        _console.print_json({
+            "objects": len(bank), "sha256": bank.sha256, "builder": bank.meta.get("builder_version"),
+            "pools": {name: {"filter": POOLS[name].description, "objects": size, "reference": POOLS[name].reference}
+                      for name, size in pool_sizes(bank).items()},
+            "properties": [{"column": name, "value": value, "objects": count}
+                           for name in bank.column_names for value, count in _counts(bank, name)]})
+        return
     _console.out.print(f"{len(bank):,} objects, sha256 {bank.sha256}, builder {bank.meta.get('builder_version')}")
     pools = Table("pool", "filter", "objects", "reference", title="experiment pools", title_justify="left")
     for name, size in pool_sizes(bank).items():
@@ -45,16 +55,21 @@ def _info(path: BankPathOpt = None) -> None:
     _console.out.print(pools)
     table = Table("column", "value", "objects", "share", title="properties and metadata", title_justify="left")
     for name in bank.column_names:
-        column = bank.column(name)
-        if column.dtype == bool:
-            values = [("true", int(column.sum()))]
-        elif column.dtype.kind in "US":
-            values = [(str(v), int(c)) for v, c in zip(*np.unique(column, return_counts=True), strict=True)]
-        else:
-            values = [(f"{column.min()}..{column.max()} (mean {column.mean():.1f})", len(bank))]
-        for value, count in values:
+        for value, count in _counts(bank, name):
             table.add_row(name, value, f"{count:,}", f"{count / len(bank):.1%}")
     _console.out.print(table)
+
+
+def _counts(bank, name: str) -> list[tuple[str, int]]:
+    """(value, objects) of one bank column: true count, each string value, or the numeric range."""
+    import numpy as np
+
+    column = bank.column(name)
+    if column.dtype == bool:
+        return [("true", int(column.sum()))]
+    if column.dtype.kind in "US":
+        return [(str(v), int(c)) for v, c in zip(*np.unique(column, return_counts=True), strict=True)]
+    return [(f"{column.min()}..{column.max()} (mean {column.mean():.1f})", len(bank))]
 
 
 def _verify(path: BankPathOpt = None) -> None:

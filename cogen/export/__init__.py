@@ -68,6 +68,15 @@ FORMATS: Mapping[str, ExportFormat] = MappingProxyType({
         "mlc", "Compositional-ARC split configs as the reference MLC trainer's JSONL files "
                "(train_/val_/test_<name>.jsonl and config_<name>.json)",
         "cogen.export.mlc:write_mlc"),
+    "arc-json": ExportFormat(
+        "arc-json", "ARC task files (<split>/<task>.json: {\"train\": [{\"input\", \"output\"}], \"test\": [...]}); "
+                    "COGITAO samples of one sequence grouped --shots + 1 to a task, a Compositional-ARC episode "
+                    "per task; index.json traces tasks to rows",
+        "cogen.export.arc_json:write_arc_json"),
+    "parquet": ExportFormat(
+        "parquet", "one <split>.parquet per split under a --columns view (cogitao-release: the official COGITAO "
+                   "release's file and column names, int64 grids)",
+        "cogen.export.parquet:write_parquet"),
 })
 
 

@@ -148,8 +148,11 @@ def merge(sources: list[str | Path], folder: str | Path, *, link: bool = False, 
 def _merge_locked(plan: dict[str, tuple[Path, dict]], folder: Path, link: bool, force: bool,
                   started: float) -> MergeReport:
     from cogen.card import check_card_owner, write_card
+    from cogen.card.card import existing_card
 
     check_card_owner(folder, force)
+    # the user's card regions: the destination's first, then each source's (none is dropped)
+    previous = (existing_card(folder), *dict.fromkeys(existing_card(source) for source, _ in plan.values()))
     existing = read_manifests(folder)
     report = MergeReport(folder, sources={name: source for name, (source, _) in plan.items()})
     (folder / CARD_FILE).unlink(missing_ok=True)  # the folder is incomplete until the card is rewritten
@@ -164,6 +167,6 @@ def _merge_locked(plan: dict[str, tuple[Path, dict]], folder: Path, link: bool, 
         except OSError as error:
             raise BuildError(f"cannot copy config {name} into {folder}: {os_error_text(error)}") from None
         write_json_atomic(manifest_path(folder, name), manifest)
-    write_card(folder, force=True)
+    write_card(folder, force=True, previous=previous)
     report.seconds = time.perf_counter() - started
     return report

@@ -59,6 +59,17 @@ class UploadPlan:
     configs: dict[str, dict[str, int]]
     readme: bytes = b""
     sha256: dict[str, str] = field(default_factory=dict)
+    previous_readme: str = ""
+
+    @property
+    def readme_diff(self) -> str:
+        """A unified diff from the card the folder holds now (README.md) to the one the push uploads."""
+        import difflib
+
+        new = self.readme.decode("utf-8")
+        lines = difflib.unified_diff(self.previous_readme.splitlines(keepends=True), new.splitlines(keepends=True),
+                                     fromfile=f"{self.folder / CARD_FILE}", tofile=f"{CARD_FILE} (to upload)")
+        return "".join(lines)
 
     @property
     def total_bytes(self) -> int:
@@ -101,13 +112,19 @@ def hub_settings(token: str | None = None, endpoint: str | None = None) -> HubSe
     return HubSettings(endpoint.rstrip("/"), token or get_token(), bool(offline))
 
 
-def upload_plan(folder: str | Path, repo_id: str | None = None) -> UploadPlan:
-    """The files of ``folder`` that a push uploads (README rendered for ``repo_id``); no network."""
+def upload_plan(folder: str | Path, repo_id: str | None = None, settings=None) -> UploadPlan:
+    """The files of ``folder`` that a push uploads (README rendered for ``repo_id`` with the card
+    ``settings``, default the folder's ``card.yaml``, keeping the user's regions of the folder's
+    README.md); no network."""
     from cogen.card import render_card
 
     folder = Path(folder)
     manifests = folder_manifests(folder)
-    readme = render_card(folder, repo_id=repo_id).encode("utf-8")
+    try:
+        previous = (folder / CARD_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        previous = ""
+    readme = render_card(folder, repo_id=repo_id, settings=settings, previous=(previous,)).encode("utf-8")
     paths = [f"{MANIFEST_DIR}/{name}.json" for name in manifests]
     paths += [f for m in manifests.values() for split in m["splits"].values() for f in split["files"]]
     paths += [f"{PREVIEW_DIR}/{name}.png" for name in manifests if preview_path(folder, name).is_file()]
@@ -117,7 +134,25 @@ def upload_plan(folder: str | Path, repo_id: str | None = None) -> UploadPlan:
     files = [UploadFile(CARD_FILE, len(readme))] + [UploadFile(p, (folder / p).stat().st_size) for p in paths]
     configs = {name: {s: v["rows"] for s, v in m["splits"].items()} for name, m in manifests.items()}
     sha256 = {path: record["sha256"] for m in manifests.values() for path, record in shard_records(m).items()}
-    return UploadPlan(folder, files, configs, readme, sha256)
+    return UploadPlan(folder, files, configs, readme, sha256, previous)
+
+
+def _keep_remote_regions(plan: UploadPlan, api, repo_id: str, remote: list[str]) -> None:
+    """Keep the user regions of the README.md already on the Hub (edited there) in the card to upload."""
+    from cogen.card.regions import fill_regions, user_regions
+
+    if CARD_FILE not in remote:
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = api.hf_hub_download(repo_id, CARD_FILE, repo_type="dataset", local_dir=scratch)
+        remote_card = Path(path).read_text(encoding="utf-8", errors="replace")
+    if any(user_regions(remote_card).values()):
+        readme = plan.readme.decode("utf-8")
+        merged = fill_regions(readme, readme, remote_card).encode("utf-8")
+        plan.files = [UploadFile(CARD_FILE, len(merged)) if f.path == CARD_FILE else f for f in plan.files]
+        plan.readme = merged
 
 
 def _verify_folder(folder: Path) -> None:
@@ -196,18 +231,20 @@ def _commit_message(plan: UploadPlan) -> str:
 
 def push(folder: str | Path, repo_id: str, *, token: str | None = None, private: bool = False,
          endpoint: str | None = None, dry_run: bool = False, verify: bool = True,
-         commit_message: str | None = None) -> PushResult:
+         commit_message: str | None = None, card_settings=None) -> PushResult:
     """Publish the build folder ``folder`` to the dataset repo ``repo_id`` in one commit.
 
     Creates the repo if needed (``private`` applies only then). ``dry_run`` returns the upload
     plan without touching the network. ``verify`` runs ``cogen verify`` (without regenerating
     shards) first. Raises :class:`cogen.errors.PublishError` for a missing token, a refused or
-    unknown repo, or a network failure; the repo is then unchanged.
+    unknown repo, or a network failure; the repo is then unchanged. ``card_settings`` (a
+    :class:`cogen.card.settings.CardSettings`) default to the folder's ``card.yaml``; the text the
+    user wrote in the card's marked regions, locally or on the Hub, is kept.
     """
     started = time.perf_counter()
     if not _REPO_ID.fullmatch(repo_id or ""):
         raise PublishError(f"--repo {repo_id!r} is not a Hub repo id; write it as owner/name, e.g. my-org/cogitao")
-    plan = upload_plan(folder, repo_id)
+    plan = upload_plan(folder, repo_id, card_settings)
     if verify:
         _verify_folder(plan.folder)
     if dry_run:
@@ -225,6 +262,7 @@ def push(folder: str | Path, repo_id: str, *, token: str | None = None, private:
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         remote = api.list_repo_files(repo_id, repo_type="dataset")
+        _keep_remote_regions(plan, api, repo_id, remote)
         operations, deleted = _operations(plan, remote)
         _unchanged_since_verified(plan, operations)
         commit = api.create_commit(repo_id, operations, repo_type="dataset",

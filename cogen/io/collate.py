@@ -33,7 +33,9 @@ def _to_tensors(batch: dict) -> dict:
     except ImportError:
         raise DataError("Collate(tensors=True) needs PyTorch: pip install torch, "
                         "or pass tensors=False for NumPy arrays") from None
-    return {name: torch.from_numpy(value) if isinstance(value, np.ndarray) else value for name, value in batch.items()}
+    # writable arrays: torch.from_numpy warns on read-only memory (Arrow buffers)
+    return {name: torch.from_numpy(np.require(value, requirements=["W"])) if isinstance(value, np.ndarray) else value
+            for name, value in batch.items()}
 
 
 @dataclass(frozen=True)

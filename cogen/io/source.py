@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from cogen.errors import DataError
 from cogen.folder import is_dataset_folder, read_split
 
-__all__ = ["load_split", "split_table"]
+__all__ = ["load_configs", "load_split", "split_table"]
 
 
 def _is_dataset(source) -> bool:
@@ -55,3 +55,33 @@ def split_table(source, config: str | None = None, split: str = "train", keep: C
         return read_split(source, config, split, keep).table
     dataset = load_split(source, config, split)
     return dataset.with_format("arrow")[:]
+
+
+def load_configs(source, configs: list[str] | None = None, split: str | None = None,
+                 columns: str = "cogen") -> dict:
+    """Every config of a build folder or Hub repo in one call: config -> ``DatasetDict`` (or the
+    ``Dataset`` of ``split`` when given), in the card's order.
+
+    ``configs`` limits the configs; ``columns="cogitao-release"`` renames the columns to the
+    official COGITAO release's (:mod:`cogen.io.views`).
+    """
+    import datasets
+
+    from cogen.io.views import column_view
+
+    view = column_view(columns)
+    if configs is None:
+        if is_dataset_folder(source):
+            from cogen.folder import read_manifests
+
+            configs = list(read_manifests(source))
+        else:
+            configs = datasets.get_dataset_config_names(str(source))
+    loaded = {}
+    for name in configs:
+        data = datasets.load_dataset(str(source), name, split=split)
+        if columns != "cogen":
+            convert = (lambda d: datasets.Dataset(view(d.data.table)))
+            data = convert(data) if split is not None else datasets.DatasetDict({k: convert(v) for k, v in data.items()})
+        loaded[name] = data
+    return loaded

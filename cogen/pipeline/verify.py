@@ -157,8 +157,10 @@ def _card_check(folder: Path, manifests: dict) -> Check:
         text = readme.read_text(encoding="utf-8")
         header = yaml.safe_load(text.split("---", 2)[1])
         listed = {c["config_name"]: c for c in header.get("configs", [])}
-        infos = {i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]}
-                 for i in header.get("dataset_info", [])}
+        entries = header.get("dataset_info", [])
+        if isinstance(entries, dict):  # the mapping `datasets` writes for one config (an edited card may hold it)
+            entries = [{"config_name": entries.get("config_name", next(iter(listed), "default")), **entries}]
+        infos = {i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]} for i in entries}
     except (OSError, UnicodeDecodeError, IndexError, KeyError, TypeError, AttributeError, yaml.YAMLError) as error:
         return Check("", "card", False, f"README.md has no readable YAML header ({type(error).__name__}: {error}); "
                                         "rerun `cogen card`")

@@ -99,8 +99,11 @@ def read_located(path: Path) -> Located:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
+        from cogen.specs import packaged_specs
+
         raise SpecError("file not found", where=str(path),
-                        fix="pass a path to a spec file or a packaged spec name (see `cogen specs`)") from None
+                        fix="pass a path to a spec file or a packaged spec name: "
+                            + ", ".join(packaged_specs())) from None
     except (OSError, UnicodeDecodeError) as error:
         raise SpecError(f"cannot read the file ({error})", where=str(path)) from None
     return load_located(text, str(path))
