@@ -22,6 +22,7 @@ from cogen.generate.program import DEFAULT_MAX_ATTEMPTS
 from cogen.generate.sampler import CAUSES, SplitJob, generate_rows, rejection_fix, rejection_text, require_ok
 from cogen.pipeline.dedup import plan_retries
 from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
+from cogen.pipeline.stages import stage
 from cogen.specs.schema import Experiment, Setting
 
 __all__ = ["COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "regenerate_table", "shard_keys", "shard_tables"]
@@ -84,7 +85,8 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
         stop = min(start + ROW_GROUP_ROWS, task.stop)
         retries = job.retries_between(start, stop)
-        rows = generate_rows(job, np.arange(start, stop), retries)
+        with stage("sampling"):
+            rows = generate_rows(job, np.arange(start, stop), retries)
         require_ok(rows, task.config, task.split, start)
         counts = dict(zip(CAUSES, rows["causes"].sum(axis=0).tolist(), strict=True))
         counts["regenerated"] = int(np.count_nonzero(retries))
@@ -92,7 +94,9 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         counts["size_redraws"] = int(rows["size_redraws"].sum())
         for name, count in counts.items():
             stats[name] = stats.get(name, 0) + count
-        yield _table(task, start, rows)
+        with stage("arrow conversion"):
+            table = _table(task, start, rows)
+        yield table
 
 
 def shard_keys(task: ShardTask) -> np.ndarray:
@@ -100,7 +104,8 @@ def shard_keys(task: ShardTask) -> np.ndarray:
     job: SplitJob = task.payload
     parts = []
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
-        rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
+        with stage("key pass"):
+            rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
         require_ok(rows, task.config, task.split, start)
         parts.append(rows["keys"])
     return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
@@ -180,7 +185,8 @@ class CogitaoBuilder:
                 require_ok(rows, experiment.name, splits[part], index)
                 return tuple(rows["keys"][0])
 
-            retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
+            with stage("dedup plan"):
+                retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
             plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], COLUMNS,
                                     {s: experiment.size(s) for s in splits},
                                     self._tasks(experiment, fingerprints[experiment.name], retry_plans),
