@@ -194,8 +194,8 @@ class CarcBuilder:
             if progress:
                 progress(task.stop - task.start)
 
-        def rekey(part: int, index: int, retry: int) -> tuple[int, int]:
-            return tuple(self.sampler.generate([index], [retry]).require_ok().keys[0])
+        def rekey(part: int, indices: np.ndarray, retries: np.ndarray) -> np.ndarray:
+            return self.sampler.generate(indices, retries).require_ok().keys
 
         plan = plan_retries([np.concatenate(keys)], rekey)[0]
         retries = np.zeros(self.setting.episodes, np.int64)

@@ -180,10 +180,13 @@ class CogitaoBuilder:
             splits = experiment.splits()
             per_split = [np.concatenate(keys[(experiment.name, s)]) for s in splits]
 
-            def rekey(part, index, retry, experiment=experiment, splits=splits):
-                rows = generate_rows(self.job(experiment, splits[part]), np.array([index]), np.array([retry]))
-                require_ok(rows, experiment.name, splits[part], index)
-                return tuple(rows["keys"][0])
+            def rekey(part, indices, retries, experiment=experiment, splits=splits):
+                rows = generate_rows(self.job(experiment, splits[part]), indices, retries)
+                if not rows["ok"].all():
+                    first = int(np.flatnonzero(~rows["ok"])[0])
+                    require_ok({k: v[first:first + 1] for k, v in rows.items()}, experiment.name, splits[part],
+                               int(indices[first]))
+                return rows["keys"]
 
             with stage("dedup plan"):
                 retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
