@@ -2,6 +2,7 @@
 
     python benchmarks/bench_build.py cases [N]      # cases A, C, D, E of cogitao_reference §8.3, one process
     python benchmarks/bench_build.py writer [N]     # Parquet writer options on case C's rows: CPU time, bytes
+    python benchmarks/bench_build.py carc [SCALE]   # carc, every config, against sampling its pool once; peak RSS
     python benchmarks/bench_build.py memory         # peak RSS of a 10k and a 1M-sample build (one process)
     python benchmarks/bench_build.py suite [W]      # the paper suite c1-c3, g1-g5 at full size, W workers
 
@@ -175,6 +176,43 @@ def memory() -> None:
         print(f"case A, {row['samples']:>9} samples: peak RSS {row['peak_rss_mb']} MB ({row['seconds']} s)")
 
 
+def _carc_child(scale: float) -> None:
+    import numpy as np
+
+    from cogen.pipeline import build, stages
+    from cogen.pipeline.driver import builder_for
+    from cogen.pipeline.shards import ROW_GROUP_ROWS
+    from cogen.specs import load_spec
+
+    setting = load_spec("carc").scaled(scale)
+    sampler, episodes = builder_for(setting).sampler, setting.episodes
+    sampler.generate(np.arange(8)).require_ok()  # compile / load the Numba cache
+    cpu = time.process_time()
+    for start in range(0, episodes, ROW_GROUP_ROWS):
+        sampler.generate(np.arange(start, min(start + ROW_GROUP_ROWS, episodes))).require_ok()
+    sampling = time.process_time() - cpu
+    with tempfile.TemporaryDirectory() as folder:
+        stages.reset()
+        start, cpu = time.perf_counter(), time.process_time()
+        report = build("carc", Path(folder) / "out", scale=scale, workers=1)
+        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    rows = sum(sum(c.rows.values()) for c in report.configs)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"episodes": episodes, "rows": rows, "sampling_cpu_s": round(sampling, 2),
+                      "build_cpu_s": round(cpu_seconds, 2), "build_s": round(seconds, 1),
+                      "stages": {k: round(v, 2) for k, v in stages.totals().items()}, "peak_rss_mb": round(peak_mb)}))
+
+
+def carc(scale: float) -> None:
+    """`cogen build --config carc` (every config) against one sampling pass of its episode pool, one process."""
+    out = subprocess.run([sys.executable, __file__, "_carc", str(scale)], capture_output=True, text=True, check=True)
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"carc at scale {scale}: {row['episodes']} episodes sampled in {row['sampling_cpu_s']} CPU s; the build "
+          f"writes {row['rows']} rows in {row['build_cpu_s']} CPU s ({row['build_s']} s wall), "
+          f"{row['build_cpu_s'] / max(row['sampling_cpu_s'], 1e-9):.1f}x sampling; peak RSS {row['peak_rss_mb']} MB")
+    print("CPU seconds per stage: " + ", ".join(f"{k} {v}" for k, v in row["stages"].items() if v))
+
+
 def suite(workers: int) -> None:
     from cogen.pipeline import build
 
@@ -197,6 +235,10 @@ if __name__ == "__main__":
         cases(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000)
     elif mode == "writer":
         writer(int(sys.argv[2]) if len(sys.argv) > 2 else 50_000)
+    elif mode == "carc":
+        carc(float(sys.argv[2]) if len(sys.argv) > 2 else 1.0)
+    elif mode == "_carc":
+        _carc_child(float(sys.argv[2]))
     elif mode == "memory":
         memory()
     elif mode == "_rss":

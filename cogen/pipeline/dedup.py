@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["MAX_RETRIES", "plan_retries"]
+__all__ = ["MAX_RETRIES", "duplicates", "plan_retries"]
 
 MAX_RETRIES = 1_000
 #: Retries computed at once for a sample whose first regeneration was taken too.
@@ -27,7 +27,7 @@ def _key_bytes(keys: np.ndarray) -> list[bytes]:
     return np.ascontiguousarray(keys, np.uint64).reshape(-1, 2).view("S16").ravel().tolist()
 
 
-def _duplicates(parts: list[np.ndarray]) -> list[tuple[int, int]]:
+def duplicates(parts: list[np.ndarray]) -> list[tuple[int, int]]:
     """``(part, index)`` of every sample whose key an earlier sample (canonical order) already has."""
     allkeys = np.concatenate(parts)
     order = np.lexsort((allkeys[:, 1], allkeys[:, 0]))  # stable: equal keys keep canonical order
@@ -52,17 +52,17 @@ def plan_retries(keys: Sequence[np.ndarray], rekey: Rekey) -> list[dict[int, int
     plans: list[dict[int, int]] = [{} for _ in parts]
     if not parts or sum(map(len, parts)) == 0:
         return plans
-    duplicates = _duplicates(parts)
-    if not duplicates:
+    repeated = duplicates(parts)
+    if not repeated:
         return plans
     taken = set(_key_bytes(np.concatenate(parts)))
     candidates: dict[tuple[int, int, int], bytes] = {}
     for part in range(len(parts)):
-        indices = np.array([i for p, i in duplicates if p == part], np.int64)
+        indices = np.array([i for p, i in repeated if p == part], np.int64)
         if len(indices):
             found = _key_bytes(rekey(part, indices, np.ones(len(indices), np.int64)))
             candidates.update(((part, i, 1), key) for i, key in zip(indices.tolist(), found, strict=True))
-    for part, index in duplicates:
+    for part, index in repeated:
         for retry in range(1, MAX_RETRIES + 1):
             if (part, index, retry) not in candidates:
                 retries = np.arange(retry, min(retry + RETRY_BATCH, MAX_RETRIES + 1), dtype=np.int64)
