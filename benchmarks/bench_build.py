@@ -1,12 +1,16 @@
 """Throughput of `cogen build` end to end (sampling, dedup plan, Parquet), beside the reference.
 
     python benchmarks/bench_build.py cases [N]      # cases A, C, D, E of cogitao_reference §8.3, one process
+    python benchmarks/bench_build.py writer [N]     # Parquet writer options on case C's rows: CPU time, bytes
+    python benchmarks/bench_build.py carc [SCALE]   # carc, every config, against sampling its pool once; peak RSS
     python benchmarks/bench_build.py memory         # peak RSS of a 10k and a 1M-sample build (one process)
     python benchmarks/bench_build.py suite [W]      # the paper suite c1-c3, g1-g5 at full size, W workers
 
 Reference figures (public COGITAO code, single process, same kind of machine): A 114 samples/s,
 C 210/s, D 22/s, E 52/s; the reference needs hours for the suite. `cases` prints samples per
-wall second and per CPU second of the process (the second is steadier on a shared machine).
+wall second and per CPU second of the process (the second is steadier on a shared machine), the
+bare sampler's rate (``generate_rows`` on the same indices) beside it, and the CPU seconds of each
+build stage (:mod:`cogen.pipeline.stages`).
 """
 
 from __future__ import annotations
@@ -43,33 +47,113 @@ experiments:
 """
 
 
+def raw_rate(spec: Path, n: int) -> float:
+    """Samples per CPU-second of the bare sampler (``generate_rows``, row group by row group) on ``spec``'s train split."""
+    import numpy as np
+
+    from cogen.generate.sampler import generate_rows
+    from cogen.pipeline.driver import builder_for
+    from cogen.pipeline.shards import ROW_GROUP_ROWS
+    from cogen.specs import load_spec
+
+    builder = builder_for(load_spec(spec))
+    job = builder.job(builder.setting.experiments[0], "train")
+    cpu = time.process_time()
+    for start in range(0, n, ROW_GROUP_ROWS):
+        generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, n)))
+    return n / (time.process_time() - cpu)
+
+
 def run_case(case: str, n: int) -> dict:
-    from cogen.pipeline import build
+    from cogen.pipeline import build, stages
 
     with tempfile.TemporaryDirectory() as folder:
         spec = Path(folder) / "spec.yaml"
         spec.write_text(case_spec(case, 200))
         build(spec, Path(folder) / "warm", workers=1)  # compile / load the Numba cache once
         spec.write_text(case_spec(case, n))
+        raw = raw_rate(spec, n)
+        stages.reset()
         start, cpu = time.perf_counter(), time.process_time()
         report = build(spec, Path(folder) / "out", workers=1, rows_per_shard=n + 2)
         seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
         size = sum(p.stat().st_size for p in (Path(folder) / "out").glob("data/**/*.parquet"))
     stats = report.configs[0].stats["train"]
     attempts = sum(v for k, v in stats.items() if k != "regenerated")
+    breakdown = stages.totals()
+    breakdown["other"] = cpu_seconds - sum(breakdown.values())
     return {"case": case, "samples": n, "seconds": round(seconds, 2), "samples_per_s": round(n / seconds),
-            "samples_per_cpu_s": round(n / cpu_seconds),
+            "samples_per_cpu_s": round(n / cpu_seconds), "raw_per_cpu_s": round(raw),
+            "ratio": round(raw * cpu_seconds / n, 2), "stages": breakdown,
             "reference": REFERENCE[case], "speedup": round(n / seconds / REFERENCE[case]),
             "attempts_per_sample": round(attempts / n, 2), "bytes_per_sample": round(size / n)}
 
 
 def cases(n: int) -> None:
-    print(f"{'case':5} {'what':58} {'samples/s':>10} {'per CPU-s':>10} {'reference':>9} {'speedup':>8} "
-          f"{'attempts':>8}")
+    rows = []
+    print(f"{'case':5} {'what':58} {'samples/s':>10} {'per CPU-s':>10} {'raw/CPU-s':>10} {'x sampler':>9} "
+          f"{'reference':>9} {'speedup':>8} {'attempts':>8}")
     for case in CASES:
         row = run_case(case, n)
+        rows.append(row)
         print(f"{case:5} {CASES[case][0]:58} {row['samples_per_s']:>10} {row['samples_per_cpu_s']:>10} "
-              f"{row['reference']:>9} {row['speedup']:>7}x {row['attempts_per_sample']:>8}")
+              f"{row['raw_per_cpu_s']:>10} {row['ratio']:>8}x {row['reference']:>9} {row['speedup']:>7}x "
+              f"{row['attempts_per_sample']:>8}")
+    print(f"\nCPU seconds per stage ({n} samples; x sampler = the build's CPU time over the bare sampler's for the same samples):")
+    names = list(rows[0]["stages"])
+    print(f"{'case':5} " + " ".join(f"{name:>16}" for name in names))
+    for row in rows:
+        print(f"{row['case']:5} " + " ".join(f"{row['stages'][name]:>16.3f}" for name in names))
+
+
+def writer(n: int) -> None:
+    """Parquet writer options on case C's rows: CPU seconds and bytes (how ``writer_options`` was chosen)."""
+    import io
+
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from cogen.folder import arrow_schema
+    from cogen.generate.sampler import generate_rows
+    from cogen.pipeline.cogitao import _table
+    from cogen.pipeline.driver import builder_for
+    from cogen.pipeline.shards import ROW_GROUP_ROWS, writer_options
+    from cogen.specs import load_spec
+
+    with tempfile.TemporaryDirectory() as folder:
+        spec = Path(folder) / "spec.yaml"
+        spec.write_text(case_spec("C", n))
+        builder = builder_for(load_spec(spec))
+        experiment = builder.setting.experiments[0]
+        task = builder._tasks(experiment, "bench", None)[0]
+        job = builder.job(experiment, "train")
+        schema = arrow_schema(dict(task.columns))
+        tables = [_table(task, s, generate_rows(job, np.arange(s, min(s + ROW_GROUP_ROWS, n)))).cast(schema)
+                  for s in range(0, n, ROW_GROUP_ROWS)]
+    chosen = writer_options()
+    options = {
+        "chosen": chosen,
+        "before (zstd 3, dictionary on id, transformations)":
+            {**chosen, "compression_level": 3, "use_dictionary": ["transformations", "id"], "write_batch_size": 1024},
+        "default write batch (1024 values)": {**chosen, "write_batch_size": 1024},
+        "write batch 65536 values": {**chosen, "write_batch_size": 65536},
+        "zstd 3, no dictionary": {**chosen, "compression_level": 3},
+        "dictionary everywhere": {**chosen, "use_dictionary": True},
+        "snappy": {**chosen, "compression": "snappy", "compression_level": None},
+        "lz4": {**chosen, "compression": "lz4", "compression_level": None},
+        "uncompressed": {**chosen, "compression": "none", "compression_level": None},
+    }
+    print(f"{'options':55} {'CPU s':>7} {'bytes/sample':>13}")
+    for name, kwargs in options.items():
+        best = float("inf")
+        for _ in range(3):
+            sink = io.BytesIO()
+            cpu = time.process_time()
+            with pq.ParquetWriter(sink, schema, **kwargs) as out:
+                for table in tables:
+                    out.write_table(table, row_group_size=ROW_GROUP_ROWS)
+            best = min(best, time.process_time() - cpu)
+        print(f"{name:55} {best:>7.3f} {len(sink.getvalue()) / n:>13.1f}")
 
 
 def _peak_rss_child(n: int) -> None:
@@ -92,6 +176,43 @@ def memory() -> None:
         print(f"case A, {row['samples']:>9} samples: peak RSS {row['peak_rss_mb']} MB ({row['seconds']} s)")
 
 
+def _carc_child(scale: float) -> None:
+    import numpy as np
+
+    from cogen.pipeline import build, stages
+    from cogen.pipeline.driver import builder_for
+    from cogen.pipeline.shards import ROW_GROUP_ROWS
+    from cogen.specs import load_spec
+
+    setting = load_spec("carc").scaled(scale)
+    sampler, episodes = builder_for(setting).sampler, setting.episodes
+    sampler.generate(np.arange(8)).require_ok()  # compile / load the Numba cache
+    cpu = time.process_time()
+    for start in range(0, episodes, ROW_GROUP_ROWS):
+        sampler.generate(np.arange(start, min(start + ROW_GROUP_ROWS, episodes))).require_ok()
+    sampling = time.process_time() - cpu
+    with tempfile.TemporaryDirectory() as folder:
+        stages.reset()
+        start, cpu = time.perf_counter(), time.process_time()
+        report = build("carc", Path(folder) / "out", scale=scale, workers=1)
+        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    rows = sum(sum(c.rows.values()) for c in report.configs)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"episodes": episodes, "rows": rows, "sampling_cpu_s": round(sampling, 2),
+                      "build_cpu_s": round(cpu_seconds, 2), "build_s": round(seconds, 1),
+                      "stages": {k: round(v, 2) for k, v in stages.totals().items()}, "peak_rss_mb": round(peak_mb)}))
+
+
+def carc(scale: float) -> None:
+    """`cogen build --config carc` (every config) against one sampling pass of its episode pool, one process."""
+    out = subprocess.run([sys.executable, __file__, "_carc", str(scale)], capture_output=True, text=True, check=True)
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"carc at scale {scale}: {row['episodes']} episodes sampled in {row['sampling_cpu_s']} CPU s; the build "
+          f"writes {row['rows']} rows in {row['build_cpu_s']} CPU s ({row['build_s']} s wall), "
+          f"{row['build_cpu_s'] / max(row['sampling_cpu_s'], 1e-9):.1f}x sampling; peak RSS {row['peak_rss_mb']} MB")
+    print("CPU seconds per stage: " + ", ".join(f"{k} {v}" for k, v in row["stages"].items() if v))
+
+
 def suite(workers: int) -> None:
     from cogen.pipeline import build
 
@@ -112,6 +233,12 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "cases"
     if mode == "cases":
         cases(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000)
+    elif mode == "writer":
+        writer(int(sys.argv[2]) if len(sys.argv) > 2 else 50_000)
+    elif mode == "carc":
+        carc(float(sys.argv[2]) if len(sys.argv) > 2 else 1.0)
+    elif mode == "_carc":
+        _carc_child(float(sys.argv[2]))
     elif mode == "memory":
         memory()
     elif mode == "_rss":

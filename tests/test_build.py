@@ -91,6 +91,26 @@ def test_worker_count_never_changes_a_byte(tmp_path):
     assert len(digests(tmp_path / "one")) == 2 * (3 + 4)  # train 1,000 rows in 3 shards, 4 small splits
 
 
+def test_shards_encoded_by_the_key_pass_are_the_bytes_a_second_pass_writes(tmp_path, monkeypatch):
+    from cogen.pipeline import cogitao, shards
+
+    tiny_spec = tmp_path / "crowded.yaml"  # about a thousand distinct samples: dedup regenerates some
+    tiny_spec.write_text(TINY.replace("[6, 8]", "[5, 5]").replace("rows: [1, 3], cols: [1, 3]", "rows: [1, 2], cols: [1, 2]")
+                         .replace("count: [1, 2]", "count: [1, 1]").replace("train: 120", "train: 300"))
+
+    reused = []
+    write_bytes = shards.write_bytes_atomic
+    monkeypatch.setattr(shards, "write_bytes_atomic", lambda path, data: (reused.append(path.name), write_bytes(path, data)))
+    fused = build(tiny_spec, tmp_path / "fused", workers=1, rows_per_shard=15)
+    monkeypatch.setattr(cogitao, "ENCODED_ROWS", 0)  # every shard sampled and encoded in the second pass
+    build(tiny_spec, tmp_path / "twice", workers=1, rows_per_shard=15)
+    assert digests(tmp_path / "fused") == digests(tmp_path / "twice")
+    shards_written = len(digests(tmp_path / "fused"))
+    regenerated = sum(s.get("regenerated", 0) for c in fused.configs for s in c.stats.values())
+    assert regenerated > 0 and 0 < len(reused) < shards_written  # both paths were taken in the first build
+    assert not failed(verify(tmp_path / "fused"))
+
+
 def test_dask_executor_on_a_local_cluster_gives_the_same_bytes(tiny_spec, tmp_path):
     pytest.importorskip("dask.distributed")
     build(tiny_spec, tmp_path / "serial", workers=1)
@@ -157,6 +177,7 @@ def test_interrupted_build_leaves_no_complete_looking_file(tiny_spec, tmp_path, 
         yield from real(task, stats)
 
     monkeypatch.setattr(cogitao, "shard_tables", failing)
+    monkeypatch.setattr(cogitao, "ENCODED_ROWS", 0)  # every shard sampled again in the second pass
     with pytest.raises(BuildInterrupted, match=r"interrupted while writing shards \(2 of 12 shards written\); run "
                                                r"the same command again to resume"):
         build(tiny_spec, out, workers=1, rows_per_shard=50)

@@ -21,9 +21,12 @@ def grids_column(grids: np.ndarray, sizes: np.ndarray) -> pa.Array:
     """``list<list<int8>>`` of the true ``sizes[i] = (H, W)`` corner of each padded ``grids[i]``."""
     k, max_h, max_w = grids.shape
     heights, widths = sizes[:, 0].astype(np.int64), sizes[:, 1].astype(np.int64)
-    inside = (np.arange(max_h)[None, :, None] < heights[:, None, None]) & \
-             (np.arange(max_w)[None, None, :] < widths[:, None, None])
-    cells = pa.array(np.ascontiguousarray(grids)[inside], pa.int8())
+    if (heights == max_h).all() and (widths == max_w).all():  # every grid fills its buffer: no mask to apply
+        cells = pa.array(np.ascontiguousarray(grids).reshape(-1), pa.int8())
+    else:
+        inside = (np.arange(max_h)[None, :, None] < heights[:, None, None]) & \
+                 (np.arange(max_w)[None, None, :] < widths[:, None, None])
+        cells = pa.array(np.ascontiguousarray(grids)[inside], pa.int8())
     rows = pa.ListArray.from_arrays(_offsets(np.repeat(widths, heights)), cells)
     return pa.ListArray.from_arrays(_offsets(heights), rows)
 

@@ -35,6 +35,9 @@ __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_ro
 #: mode is the default (``queries: distinct`` gives version 1's rows) and rows say what
 #: ``rotation_type`` 8 does (column ``rotation_type_8``).
 GENERATOR_VERSION = 2
+#: Rows per row group of a carc shard: a row holds a dozen or more 10x10 grids (5-15 KB in
+#: Arrow), so :data:`~cogen.pipeline.shards.ROW_GROUP_ROWS` rows would hold 100+ MB at once.
+EPISODE_GROUP_ROWS = 2_000
 #: Episodes the pilot generates before any worker starts (compiles the kernels, fails fast).
 PILOT_EPISODES = 8
 
@@ -117,8 +120,9 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         _add_stats(stats, episodes.causes, 0)
         yield rows_table(rows, [f"{task.config}-{task.split}-{i}" for i in range(len(rows))])
         return
-    for offset in range(0, len(job.episodes), ROW_GROUP_ROWS):
-        episodes, retries = job.episodes[offset: offset + ROW_GROUP_ROWS], job.retries[offset: offset + ROW_GROUP_ROWS]
+    for offset in range(0, len(job.episodes), EPISODE_GROUP_ROWS):
+        episodes = job.episodes[offset: offset + EPISODE_GROUP_ROWS]
+        retries = job.retries[offset: offset + EPISODE_GROUP_ROWS]
         batch = job.sampler.generate(episodes, retries).require_ok()
         _add_stats(stats, batch.causes, int(np.count_nonzero(retries)))
         first = task.start + offset
@@ -194,8 +198,8 @@ class CarcBuilder:
             if progress:
                 progress(task.stop - task.start)
 
-        def rekey(part: int, index: int, retry: int) -> tuple[int, int]:
-            return tuple(self.sampler.generate([index], [retry]).require_ok().keys[0])
+        def rekey(part: int, indices: np.ndarray, retries: np.ndarray) -> np.ndarray:
+            return self.sampler.generate(indices, retries).require_ok().keys
 
         plan = plan_retries([np.concatenate(keys)], rekey)[0]
         retries = np.zeros(self.setting.episodes, np.int64)

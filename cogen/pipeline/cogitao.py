@@ -2,10 +2,13 @@
 
 Building one experiment takes two passes over the same pure sample function:
 
-1. *keys*: every sample's 128-bit (input grid, sequence) key, in parallel shards;
+1. *keys*: every sample's 128-bit (input grid, sequence) key, in parallel shards; the Parquet
+   file of a shard that repeats none of its own keys is encoded on the way (up to
+   :data:`ENCODED_ROWS` samples a build);
 2. the driver plans regenerations so no key repeats anywhere in the experiment
-   (:func:`cogen.pipeline.dedup.plan_retries`), then every shard is generated again with its
-   regenerations and written to Parquet.
+   (:func:`cogen.pipeline.dedup.plan_retries`), then every shard with a regeneration (or not
+   encoded in pass 1) is generated again with its regenerations and written to Parquet; the
+   others are written from pass 1's bytes, which are the same bytes.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ import numpy as np
 from cogen.errors import GenerationError
 from cogen.generate.program import DEFAULT_MAX_ATTEMPTS
 from cogen.generate.sampler import CAUSES, SplitJob, generate_rows, rejection_fix, rejection_text, require_ok
-from cogen.pipeline.dedup import plan_retries
-from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
+from cogen.pipeline.dedup import duplicates, plan_retries
+from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table
+from cogen.pipeline.stages import stage
 from cogen.specs.schema import Experiment, Setting
 
-__all__ = ["COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "regenerate_table", "shard_keys", "shard_tables"]
+__all__ = ["COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "regenerate_table", "shard_keys", "shard_keys_and_file",
+           "shard_tables"]
 
 #: Bump when the sampling algorithm changes what a (spec, seed, index) produces.
 #: 2: degenerate samples rejected and difficulty balanced by default (``degenerate: keep`` with
@@ -40,6 +45,11 @@ COLUMNS = (
     ("object_positions", "list<list<int16>>"),
 )
 PILOT_SAMPLES = 32
+#: The key pass also encodes the shard files of the first this many samples of a build (about
+#: 50-100 bytes a sample) when a shard repeats none of its own keys: a shard that dedup then
+#: leaves alone is written without sampling it again. Beyond it, shards are sampled twice and the
+#: driver holds only keys.
+ENCODED_ROWS = 2_000_000
 #: Below this share of accepted attempts (measured on the pilot) a spec is called hopeless: 2,000
 #: attempts per sample, a tenth of the per-sample budget (balanced difficulty makes the hard draws
 #: of a split, e.g. four extended objects on G5-5's grids, cost what they cost).
@@ -76,6 +86,19 @@ def _table(task: ShardTask, start: int, rows: dict):
     })
 
 
+def _row_group(task: ShardTask, start: int, rows: dict, retries: np.ndarray, stats: dict[str, int]):
+    """The Arrow table of one row group's ``rows``; adds their statistics to ``stats``."""
+    require_ok(rows, task.config, task.split, start)
+    counts = dict(zip(CAUSES, rows["causes"].sum(axis=0).tolist(), strict=True))
+    counts["regenerated"] = int(np.count_nonzero(retries))
+    counts["noops"] = int(np.count_nonzero(rows["noop"]))
+    counts["size_redraws"] = int(rows["size_redraws"].sum())
+    for name, count in counts.items():
+        stats[name] = stats.get(name, 0) + count
+    with stage("arrow conversion"):
+        return _table(task, start, rows)
+
+
 def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
     """Arrow tables (one per row group) of a COGITAO shard; fills ``stats`` with rejection counts,
     regenerations, ``noops`` (samples whose first valid attempt left the grid unchanged) and
@@ -84,26 +107,44 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
         stop = min(start + ROW_GROUP_ROWS, task.stop)
         retries = job.retries_between(start, stop)
-        rows = generate_rows(job, np.arange(start, stop), retries)
+        with stage("sampling"):
+            rows = generate_rows(job, np.arange(start, stop), retries)
+        yield _row_group(task, start, rows, retries, stats)
+
+
+def _first_pass(task: ShardTask) -> Iterator[tuple[int, dict]]:
+    """``(start, rows)`` of each row group of a shard at retry 0."""
+    job: SplitJob = task.payload
+    for start in range(task.start, task.stop, ROW_GROUP_ROWS):
+        with stage("key pass"):
+            rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
         require_ok(rows, task.config, task.split, start)
-        counts = dict(zip(CAUSES, rows["causes"].sum(axis=0).tolist(), strict=True))
-        counts["regenerated"] = int(np.count_nonzero(retries))
-        counts["noops"] = int(np.count_nonzero(rows["noop"]))
-        counts["size_redraws"] = int(rows["size_redraws"].sum())
-        for name, count in counts.items():
-            stats[name] = stats.get(name, 0) + count
-        yield _table(task, start, rows)
+        yield start, rows
 
 
 def shard_keys(task: ShardTask) -> np.ndarray:
     """Keys of a shard's samples at retry 0 (first build pass)."""
-    job: SplitJob = task.payload
-    parts = []
-    for start in range(task.start, task.stop, ROW_GROUP_ROWS):
-        rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
-        require_ok(rows, task.config, task.split, start)
-        parts.append(rows["keys"])
+    parts = [rows["keys"] for _, rows in _first_pass(task)]
     return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
+
+
+def shard_keys_and_file(task: ShardTask, encode: bool) -> tuple[np.ndarray, tuple[bytes, dict] | None]:
+    """Keys of a shard's samples at retry 0 (first build pass) and, when ``encode`` and the shard
+    repeats none of its own keys, its finished file (bytes and statistics) as it is when dedup
+    regenerates none of its samples. A shard that repeats a key will be regenerated: encoding it
+    now would be wasted."""
+    if not encode:
+        return shard_keys(task), None
+    groups = list(_first_pass(task))  # a shard's rows, held until its keys are known (rows_per_shard bounds them)
+    keys = np.concatenate([rows["keys"] for _, rows in groups]) if groups else np.zeros((0, 2), np.uint64)
+    if duplicates([keys]):
+        return keys, None
+    stats: dict[str, int] = {}
+    tables = (_row_group(task, start, rows, np.zeros(len(rows["ok"]), np.int64), stats) for start, rows in groups)
+    try:
+        return keys, (encode_shard(task, tables, stats), stats)
+    except OSError:  # the second pass writes the shard, and says what went wrong if it happens again
+        return keys, None
 
 
 class CogitaoBuilder:
@@ -148,7 +189,10 @@ class CogitaoBuilder:
                     raise GenerationError(f"{experiment.name} {split}: acceptance rate {causes[0] / causes.sum():.2g} is "
                                           f"hopeless ({rejection_text(causes)}); {rejection_fix(causes)}")
 
-    def _tasks(self, experiment: Experiment, fingerprint: str, plans: dict[str, dict[int, int]] | None) -> list[ShardTask]:
+    def _tasks(self, experiment: Experiment, fingerprint: str, plans: dict[str, dict[int, int]] | None,
+               encoded: dict[str, tuple[bytes, dict] | None] | None = None) -> list[ShardTask]:
+        """Shard tasks of ``experiment``; a shard that dedup leaves alone takes its file from ``encoded``
+        (path -> the key pass's file), which holds exactly its rows."""
         tasks = []
         for split in experiment.splits():
             job = self.job(experiment, split)
@@ -156,8 +200,12 @@ class CogitaoBuilder:
                 job = replace(job, retries=tuple(sorted(plans[split].items())))
             ranges = shard_ranges(experiment.size(split), self.rows_per_shard)
             for index, (start, stop) in enumerate(ranges):
-                tasks.append(ShardTask(self.family, experiment.name, split, index, len(ranges), start, stop,
-                                       fingerprint, COLUMNS, job))
+                task = ShardTask(self.family, experiment.name, split, index, len(ranges), start, stop, fingerprint,
+                                 COLUMNS, job)
+                file = (encoded or {}).get(task.relpath)
+                if file is not None and not job.retries_between(start, stop).any():
+                    task = replace(task, encoded=file)
+                tasks.append(task)
         return tasks
 
     def prepare(self, executor, progress=None) -> list[ConfigPlan]:
@@ -165,9 +213,13 @@ class CogitaoBuilder:
         experiments = self.setting.experiments
         fingerprints = {e.name: self.fingerprint(e) for e in experiments}
         key_tasks = [t for e in experiments for t in self._tasks(e, fingerprints[e.name], None)]
-        keys = {}
-        for task, task_keys in zip(key_tasks, executor.map(shard_keys, key_tasks), strict=True):
+        held = np.cumsum([t.stop - t.start for t in key_tasks])
+        encode = [bool(rows <= ENCODED_ROWS) for rows in held]
+        keys, encoded = {}, {}
+        for task, (task_keys, file) in zip(key_tasks, executor.map(shard_keys_and_file, key_tasks, encode),
+                                           strict=True):
             keys.setdefault((task.config, task.split), []).append(task_keys)
+            encoded[task.relpath] = file
             if progress:
                 progress(task.stop - task.start)
         plans = []
@@ -175,15 +227,19 @@ class CogitaoBuilder:
             splits = experiment.splits()
             per_split = [np.concatenate(keys[(experiment.name, s)]) for s in splits]
 
-            def rekey(part, index, retry, experiment=experiment, splits=splits):
-                rows = generate_rows(self.job(experiment, splits[part]), np.array([index]), np.array([retry]))
-                require_ok(rows, experiment.name, splits[part], index)
-                return tuple(rows["keys"][0])
+            def rekey(part, indices, retries, experiment=experiment, splits=splits):
+                rows = generate_rows(self.job(experiment, splits[part]), indices, retries)
+                if not rows["ok"].all():
+                    first = int(np.flatnonzero(~rows["ok"])[0])
+                    require_ok({k: v[first:first + 1] for k, v in rows.items()}, experiment.name, splits[part],
+                               int(indices[first]))
+                return rows["keys"]
 
-            retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
+            with stage("dedup plan"):
+                retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
             plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], COLUMNS,
                                     {s: experiment.size(s) for s in splits},
-                                    self._tasks(experiment, fingerprints[experiment.name], retry_plans),
+                                    self._tasks(experiment, fingerprints[experiment.name], retry_plans, encoded),
                                     self.info(experiment),
                                     {s: sorted(retry_plans[s].items()) for s in splits}))
         return plans

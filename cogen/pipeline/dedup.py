@@ -12,37 +12,63 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["MAX_RETRIES", "plan_retries"]
+__all__ = ["MAX_RETRIES", "duplicates", "plan_retries"]
 
 MAX_RETRIES = 1_000
+#: Retries computed at once for a sample whose first regeneration was taken too.
+RETRY_BATCH = 8
+#: rekey(part, indices, retries): the ``(k, 2)`` uint64 keys of samples ``indices`` of part ``part``
+#: at retry numbers ``retries`` (one batched call of the sample function).
+Rekey = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
 
 
-def _as_ints(keys: np.ndarray) -> list[int]:
-    return [(int(a) << 64) | int(b) for a, b in keys]
+def _key_bytes(keys: np.ndarray) -> list[bytes]:
+    """Each 128-bit key as bytes (hashable; equal bytes iff equal keys)."""
+    return np.ascontiguousarray(keys, np.uint64).reshape(-1, 2).view("S16").ravel().tolist()
 
 
-def plan_retries(keys: Sequence[np.ndarray], rekey: Callable[[int, int, int], tuple[int, int]]) -> list[dict[int, int]]:
+def duplicates(parts: list[np.ndarray]) -> list[tuple[int, int]]:
+    """``(part, index)`` of every sample whose key an earlier sample (canonical order) already has."""
+    allkeys = np.concatenate(parts)
+    order = np.lexsort((allkeys[:, 1], allkeys[:, 0]))  # stable: equal keys keep canonical order
+    ranked = allkeys[order]
+    repeated = (ranked[1:] == ranked[:-1]).all(axis=1)
+    positions = np.sort(order[1:][repeated])
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+    owners = np.searchsorted(bounds, positions, side="right") - 1
+    return list(zip(owners.tolist(), (positions - bounds[owners]).tolist(), strict=True))
+
+
+def plan_retries(keys: Sequence[np.ndarray], rekey: Rekey) -> list[dict[int, int]]:
     """Retry numbers that make all keys unique.
 
-    ``keys[s]`` holds the ``(n_s, 2)`` uint64 keys of part ``s`` (a split) at retry 0;
-    ``rekey(s, index, retry)`` computes the key of one sample at a higher retry. Returns, per
-    part, ``{index: retry}`` for the samples that must be regenerated.
+    ``keys[s]`` holds the ``(n_s, 2)`` uint64 keys of part ``s`` (a split) at retry 0; ``rekey``
+    computes keys at higher retries (see :data:`Rekey`). Returns, per part, ``{index: retry}``
+    for the samples that must be regenerated. Duplicates are resolved one by one in canonical
+    order, each taking its first retry whose key is new; keys are computed in batches (every
+    duplicate's first retry in one call per part) without changing that order's outcome.
     """
-    allkeys = np.concatenate([np.asarray(k, np.uint64).reshape(-1, 2) for k in keys]) if keys else np.zeros((0, 2))
-    if len(allkeys) == 0 or len(np.unique(allkeys, axis=0)) == len(allkeys):
-        return [{} for _ in keys]
-    taken: set[int] = set()
-    duplicates: list[tuple[int, int]] = []
-    for part, part_keys in enumerate(keys):
-        for index, key in enumerate(_as_ints(np.asarray(part_keys, np.uint64).reshape(-1, 2))):
-            if key in taken:
-                duplicates.append((part, index))
-            taken.add(key)
-    plans: list[dict[int, int]] = [{} for _ in keys]
-    for part, index in duplicates:
+    parts = [np.asarray(k, np.uint64).reshape(-1, 2) for k in keys]
+    plans: list[dict[int, int]] = [{} for _ in parts]
+    if not parts or sum(map(len, parts)) == 0:
+        return plans
+    repeated = duplicates(parts)
+    if not repeated:
+        return plans
+    taken = set(_key_bytes(np.concatenate(parts)))
+    candidates: dict[tuple[int, int, int], bytes] = {}
+    for part in range(len(parts)):
+        indices = np.array([i for p, i in repeated if p == part], np.int64)
+        if len(indices):
+            found = _key_bytes(rekey(part, indices, np.ones(len(indices), np.int64)))
+            candidates.update(((part, i, 1), key) for i, key in zip(indices.tolist(), found, strict=True))
+    for part, index in repeated:
         for retry in range(1, MAX_RETRIES + 1):
-            a, b = rekey(part, index, retry)
-            key = (int(a) << 64) | int(b)
+            if (part, index, retry) not in candidates:
+                retries = np.arange(retry, min(retry + RETRY_BATCH, MAX_RETRIES + 1), dtype=np.int64)
+                found = _key_bytes(rekey(part, np.full(len(retries), index, np.int64), retries))
+                candidates.update(((part, index, r), key) for r, key in zip(retries.tolist(), found, strict=True))
+            key = candidates.pop((part, index, retry))
             if key not in taken:
                 taken.add(key)
                 plans[part][index] = retry

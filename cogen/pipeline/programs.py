@@ -125,8 +125,8 @@ def function_retries(kind: str, stream: int, count: int) -> np.ndarray:
     """Retry number of each of ``count`` functions that makes them all distinct (mostly 0)."""
     keys = sample(kind, stream, np.arange(count)).keys()
 
-    def rekey(part: int, index: int, retry: int) -> tuple[int, int]:
-        return tuple(sample(kind, stream, [index], [retry]).keys()[0])
+    def rekey(part: int, indices: np.ndarray, retries: np.ndarray) -> np.ndarray:
+        return sample(kind, stream, indices, retries).keys()
 
     retries = np.zeros(count, np.int64)
     for index, retry in plan_retries([keys], rekey)[0].items():

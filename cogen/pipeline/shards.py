@@ -21,12 +21,17 @@ from typing import Any
 from cogen.errors import BuildError, os_error_text
 from cogen.families import family
 from cogen.folder import arrow_schema, file_sha256, shard_record, shard_relpath
+from cogen.pipeline.stages import stage
 
-__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "read_stamp", "run_shard", "shard_ranges", "task_table",
-           "write_parquet_atomic"]
+__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "encode_shard", "read_stamp", "run_shard", "shard_ranges",
+           "task_table", "write_bytes_atomic", "write_parquet_atomic"]
 
 #: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
 ROW_GROUP_ROWS = 10_000
+#: Version of how shard files are encoded (writer options, not rows); in every shard's stamp, so a
+#: resumed build rewrites shards encoded another way instead of mixing them. 2: no dictionary,
+#: zstd level 1, large write batches (:func:`writer_options`; same rows, fewer CPU seconds).
+SHARD_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,9 @@ class ShardTask:
     fingerprint: str
     columns: tuple[tuple[str, str], ...]
     payload: Any = field(default=None, compare=False)
+    #: The shard's finished file bytes and statistics, when the family's first pass already
+    #: encoded exactly these rows (:func:`encode_shard`); :func:`run_shard` then writes them as they are.
+    encoded: tuple[bytes, dict] | None = field(default=None, compare=False, repr=False)
 
     @property
     def relpath(self) -> str:
@@ -56,7 +64,7 @@ class ShardTask:
     def stamp(self) -> dict:
         """What the shard's footer records about how it was made."""
         return {"fingerprint": self.fingerprint, "config": self.config, "split": self.split,
-                "start": self.start, "stop": self.stop}
+                "start": self.start, "stop": self.stop, "shard_format": SHARD_FORMAT}
 
 
 @dataclass
@@ -113,25 +121,52 @@ def read_stamp(path: Path) -> tuple[dict | None, dict[str, int]]:
         return None, {}
 
 
+def _write_parquet(sink, schema, tables: Iterator, stamp: dict, stats: dict | None) -> int:
+    """Write ``tables`` as one Parquet file into ``sink`` (a path or an Arrow stream); returns the row count."""
+    import pyarrow.parquet as pq
+
+    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
+    rows = 0
+    with pq.ParquetWriter(sink, schema, **writer_options()) as writer:
+        for table in tables:
+            with stage("parquet encoding"):
+                writer.write_table(table.cast(schema) if table.schema != schema else table, row_group_size=ROW_GROUP_ROWS)
+            rows += table.num_rows
+        writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
+        with stage("file i/o"):
+            writer.close()  # writes the footer (closing twice is harmless)
+    return rows
+
+
+def encode_shard(task: ShardTask, tables: Iterator, stats: dict) -> bytes:
+    """The bytes of ``task``'s shard file made of ``tables``: the same bytes :func:`run_shard` writes."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    _write_parquet(sink, arrow_schema(dict(task.columns)), tables, task.stamp(), stats)
+    return sink.getvalue().to_pybytes()
+
+
 def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stats: dict | None = None) -> int:
     """Write ``tables`` as one Parquet file at ``path`` via a temporary name; returns the row count.
 
     ``stats`` (filled while ``tables`` is consumed) is stored in the footer next to ``stamp``.
     """
-    import pyarrow.parquet as pq
+    return _atomic(path, lambda temporary: _write_parquet(temporary, schema, tables, stamp, stats))
 
-    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write a finished file's bytes (from :func:`encode_shard`) at ``path`` via a temporary name."""
+    _atomic(path, lambda temporary: temporary.write_bytes(data))
+
+
+def _atomic(path: Path, write):
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    rows = 0
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with pq.ParquetWriter(temporary, schema, compression="zstd", compression_level=3,
-                              use_dictionary=["transformations", "id"], write_statistics=False) as writer:
-            for table in tables:
-                writer.write_table(table.cast(schema) if table.schema != schema else table, row_group_size=ROW_GROUP_ROWS)
-                rows += table.num_rows
-            writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
-        os.replace(temporary, path)
+        result = write(temporary)
+        with stage("file i/o"):
+            os.replace(temporary, path)
     except OSError as error:
         raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
     finally:
@@ -139,7 +174,20 @@ def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stat
             temporary.unlink(missing_ok=True)
         except OSError:
             pass
-    return rows
+    return result
+
+
+def writer_options() -> dict:
+    """Options of every shard's :class:`pyarrow.parquet.ParquetWriter` (:data:`SHARD_FORMAT`).
+
+    Chosen by measurement (``benchmarks/bench_build.py writer``): the nested grid columns cost
+    most, in Arrow's level encoding more than in compression, and a large write batch (values
+    handed to the encoder at once) cuts that by a quarter; zstd level 1 is as fast as any codec and
+    within 1 % of level 3's size; dictionaries cost time on every column (a third more on the grids,
+    for a third fewer bytes) and saved nothing on ``id`` and ``transformations``.
+    """
+    return {"compression": "zstd", "compression_level": 1, "use_dictionary": False, "write_statistics": False,
+            "write_batch_size": 1 << 20}
 
 
 def run_shard(task: ShardTask, folder: str, recorded: dict | None = None) -> ShardResult:
@@ -160,11 +208,19 @@ def run_shard(task: ShardTask, folder: str, recorded: dict | None = None) -> Sha
                                    skipped=True, record=dict(recorded))
     elif path.exists():
         raise BuildError(f"{path} is a folder where a shard file belongs; move it away and run the build again")
-    shard_tables = family(task.family).load("shard_writer")
-    stats = {}
-    rows = write_parquet_atomic(path, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(), stats)
+    if task.encoded is not None:
+        encoded, stats = task.encoded
+        with stage("file i/o"):
+            write_bytes_atomic(path, encoded)
+        rows = task.stop - task.start
+    else:
+        shard_tables = family(task.family).load("shard_writer")
+        stats = {}
+        rows = write_parquet_atomic(path, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(),
+                                    stats)
     try:
-        record = shard_record(path)
+        with stage("file i/o"):
+            record = shard_record(path)
     except OSError as error:
         raise BuildError(f"cannot read back {path}: {os_error_text(error)}") from None
     return ShardResult(task.relpath, task.config, task.split, rows, stats, time.perf_counter() - start,
