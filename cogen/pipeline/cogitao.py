@@ -24,7 +24,8 @@ from cogen.pipeline.dedup import plan_retries
 from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
 from cogen.specs.schema import Experiment, Setting
 
-__all__ = ["COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "regenerate_table", "shard_keys", "shard_tables"]
+__all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "columns", "regenerate_table",
+           "shard_keys", "shard_tables"]
 
 #: Bump when the sampling algorithm changes what a (spec, seed, index) produces.
 #: 2: degenerate samples rejected and difficulty balanced by default (``degenerate: keep`` with
@@ -38,6 +39,11 @@ COLUMNS = (
     ("n_objects", "int16"),
     ("object_ids", "list<int32>"),
     ("object_positions", "list<list<int16>>"),
+)
+#: Added by ``output: {frames: true}``: the input and the grid after each step, and each step's transformation.
+FRAME_COLUMNS = (
+    ("frames", "list<list<list<int8>>>"),
+    ("actions", "list<string>"),
 )
 PILOT_SAMPLES = 32
 #: Below this share of accepted attempts (measured on the pilot) a spec is called hopeless: 2,000
@@ -56,6 +62,11 @@ def _names_by_token() -> np.ndarray:
     return names
 
 
+def columns(experiment: Experiment) -> tuple[tuple[str, str], ...]:
+    """The columns ``experiment``'s rows carry: :data:`COLUMNS`, plus :data:`FRAME_COLUMNS` when sequential."""
+    return COLUMNS + (FRAME_COLUMNS if experiment.frames else ())
+
+
 def _table(task: ShardTask, start: int, rows: dict):
     import pyarrow as pa
 
@@ -65,7 +76,7 @@ def _table(task: ShardTask, start: int, rows: dict):
     n = len(rows["ok"])
     counts = rows["n_objects"].astype(np.int64)
     ids = [f"{task.config}-{task.split}-{i}" for i in range(start, start + n)]
-    return pa.table({
+    table = pa.table({
         "id": pa.array(ids, pa.string()),
         "input": grids_column(rows["inputs"], rows["sizes"]),
         "output": grids_column(rows["outputs"], rows["sizes"]),
@@ -74,6 +85,13 @@ def _table(task: ShardTask, start: int, rows: dict):
         "object_ids": padded_rows_column(rows["object_ids"], counts, pa.int32()),
         "object_positions": pairs_column(rows["positions"], counts, pa.int16()),
     })
+    if task.payload.frames:
+        from cogen.pipeline.frames import frames_column
+
+        sequences = rows["sequences"].astype(np.int64)
+        table = table.append_column("frames", frames_column(rows["frames"], rows["sizes"], (sequences >= 0).sum(axis=1)))
+        table = table.append_column("actions", names_column(sequences, names))
+    return table
 
 
 def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
@@ -100,7 +118,7 @@ def shard_keys(task: ShardTask) -> np.ndarray:
     job: SplitJob = task.payload
     parts = []
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
-        rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
+        rows = generate_rows(replace(job, frames=False), np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
         require_ok(rows, task.config, task.split, start)
         parts.append(rows["keys"])
     return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
@@ -124,7 +142,8 @@ class CogitaoBuilder:
 
     def job(self, experiment: Experiment, split: str) -> SplitJob:
         """The payload of ``split`` of ``experiment`` (no regenerations yet)."""
-        return SplitJob.of(experiment.domain(split), self.setting.seed, experiment.name, split, self.max_attempts)
+        return SplitJob.of(experiment.domain(split), self.setting.seed, experiment.name, split, self.max_attempts,
+                           frames=experiment.frames)
 
     def fingerprints(self) -> dict[str, str]:
         """Experiment name -> :meth:`fingerprint`, in spec order."""
@@ -157,7 +176,7 @@ class CogitaoBuilder:
             ranges = shard_ranges(experiment.size(split), self.rows_per_shard)
             for index, (start, stop) in enumerate(ranges):
                 tasks.append(ShardTask(self.family, experiment.name, split, index, len(ranges), start, stop,
-                                       fingerprint, COLUMNS, job))
+                                       fingerprint, columns(experiment), job))
         return tasks
 
     def prepare(self, executor, progress=None) -> list[ConfigPlan]:
@@ -181,7 +200,7 @@ class CogitaoBuilder:
                 return tuple(rows["keys"][0])
 
             retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
-            plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], COLUMNS,
+            plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], columns(experiment),
                                     {s: experiment.size(s) for s in splits},
                                     self._tasks(experiment, fingerprints[experiment.name], retry_plans),
                                     self.info(experiment),
@@ -203,7 +222,8 @@ def regenerate_table(manifest: dict, split: str, start: int, stop: int):
     from cogen.specs.schema import experiment_from_dict
 
     experiment = experiment_from_dict(manifest["spec"])
-    job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split),
+    job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split,
+                              frames=experiment.frames),
                   retries=tuple(map(tuple, manifest["splits"][split].get("regenerated", []))))
     return task_table(ShardTask(CogitaoBuilder.family, manifest["config"], split, 0, 1, start, stop,
-                                manifest["fingerprint"], COLUMNS, job))
+                                manifest["fingerprint"], columns(experiment), job))

@@ -9,6 +9,8 @@ Layout (every size knob a ``[lo, hi]`` range; unknown keys are errors)::
     version: 1                  # dataset version, recorded in manifests and the card
     variant: paper-text         # which reading of the paper: paper-text, as-run (the authors' code) or custom
     degenerate: reject          # reject (default) or keep samples whose output equals their input
+    output: {frames: true}      # optional columns: frames (every intermediate grid) and actions (each
+                                # step's transformation); also per experiment
     balance: difficulty         # difficulty (default): each sample draws its object count (and, out of
                                 # domain where the experiment shifts object sizes, each object's height)
                                 # once and keeps them through its retries; count: the count only;
@@ -45,6 +47,7 @@ from cogen.specs.schema import (
     BALANCE,
     DEGENERATE,
     OOD_SPLITS,
+    OUTPUTS,
     PAPER_SIZES,
     SHIFTS,
     SPLITS,
@@ -66,9 +69,10 @@ MAX_SIZE = 100_000_000
 
 _TOP_REQUIRED = ("setting", "seed", "experiments")
 _SAMPLING_KEYS = ("degenerate", "balance")
-_TOP_OPTIONAL = ("family", "version", "description", "defaults", "shift", "variant", *_SAMPLING_KEYS)
+_TOP_OPTIONAL = ("family", "version", "description", "defaults", "shift", "variant", "output", *_SAMPLING_KEYS)
 _LAYOUT_KEYS = ("grid", "objects")
-_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", "shift", *_SAMPLING_KEYS, *_LAYOUT_KEYS)
+_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", "shift", "output", *_SAMPLING_KEYS,
+                    *_LAYOUT_KEYS)
 _MEANINGS = {
     "degenerate": "reject: redraw a sample whose output equals its input; keep: allow it",
     "balance": "difficulty: draw each sample's object count (and, out of domain where the experiment shifts "
@@ -101,6 +105,7 @@ def parse(doc: Located) -> Setting:
         raise SpecError("no experiments", where=doc.where(("experiments",)), fix="add at least one experiment")
     shift = _read_shift(doc, ("shift",), top.get("shift", "composition"))
     sampling = {key: _read_sampling(doc, (key,), top.get(key, _CHOICES[key][0]), key) for key in _SAMPLING_KEYS}
+    sampling["output"] = _read_output(doc, ("output",), top.get("output", {}), {})
     experiments = tuple(
         _read_experiment(doc, ("experiments", name), name, value, defaults, default_sizes, shift, sampling)
         for name, value in experiments_doc.items()
@@ -133,6 +138,7 @@ def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes, s
     read_str(doc, path, str(name))
     body = expect_keys(doc, path, value, ("in_domain",), _EXPERIMENT_KEYS[1:])
     shift = _read_shift(doc, (*path, "shift"), body.get("shift", shift))
+    output = _read_output(doc, (*path, "output"), body.get("output", {}), sampling["output"])
     sampling = {key: _read_sampling(doc, (*path, key), body.get(key, sampling[key]), key) for key in _SAMPLING_KEYS}
     layout = _read_layout(doc, path, body).over(defaults)
     in_domain = _read_domain(doc, (*path, "in_domain"), body["in_domain"], layout, sampling)
@@ -157,7 +163,21 @@ def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes, s
         sizes = {s: n for s, n in sizes.items() if s not in OOD_SPLITS}
     return Experiment(name=str(name), in_domain=in_domain, out_of_domain=out_of_domain,
                       sizes=tuple((s, sizes[s]) for s in SPLITS if s in sizes),
-                      description=str(body.get("description", "")).strip(), shift=shift)
+                      description=str(body.get("description", "")).strip(), shift=shift,
+                      output=tuple(key for key in OUTPUTS if output.get(key)))
+
+
+def _read_output(doc, path, value, inherited: dict[str, bool]) -> dict[str, bool]:
+    """``output: {frames: true}``: which optional columns to write, over the spec-level choice.
+    (One config's splits share their columns, so domains take it from their experiment.)"""
+    mapping = expect_keys(doc, path, value, (), OUTPUTS)
+    chosen = dict(inherited)
+    for key, flag in mapping.items():
+        if not isinstance(flag, bool):
+            raise SpecError(f"output.{key} must be true or false, got {flag!r}", where=doc.where((*path, key)),
+                            fix=f"write `{key}: true` to add the column(s), `{key}: false` to leave them out")
+        chosen[key] = flag
+    return chosen
 
 
 def _read_sizes(doc, path, value, base: dict[str, int]) -> dict[str, int]:
