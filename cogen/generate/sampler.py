@@ -21,6 +21,7 @@ from cogen.errors import GenerationError
 from cogen.generate import _sampler
 from cogen.generate._sampler import CAUSES
 from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
+from cogen.render import RenderSettings
 from cogen.specs.schema import Domain
 
 __all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix", "rejection_text", "require_ok"]
@@ -40,12 +41,14 @@ class SplitJob:
     retries: tuple[tuple[int, int], ...] = ()
     #: Also return every intermediate frame (changes no other byte of the samples).
     frames: bool = False
+    #: How the shard writer draws the grids as images (``None``: no images); the sampler ignores it.
+    render: RenderSettings | None = None
 
     @classmethod
-    def of(cls, domain: Domain, seed: int, experiment: str, split: str,
-           max_attempts: int = DEFAULT_MAX_ATTEMPTS, frames: bool = False) -> SplitJob:
+    def of(cls, domain: Domain, seed: int, experiment: str, split: str, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+           frames: bool = False, render: RenderSettings | None = None) -> SplitJob:
         """The job of ``split`` of ``experiment`` under ``seed`` (no regenerations)."""
-        return cls(domain, int(stream_seed(seed, experiment, split)), max_attempts, frames=frames)
+        return cls(domain, int(stream_seed(seed, experiment, split)), max_attempts, frames=frames, render=render)
 
     def retries_between(self, start: int, stop: int) -> np.ndarray:
         """The retry number of every index in ``[start, stop)`` (0 unless dedup regenerated it)."""

@@ -24,7 +24,7 @@ from cogen.pipeline.dedup import plan_retries
 from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
 from cogen.specs.schema import Experiment, Setting
 
-__all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "columns", "regenerate_table",
+__all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "IMAGE_COLUMNS", "CogitaoBuilder", "columns", "regenerate_table",
            "shard_keys", "shard_tables"]
 
 #: Bump when the sampling algorithm changes what a (spec, seed, index) produces.
@@ -45,6 +45,11 @@ FRAME_COLUMNS = (
     ("frames", "list<list<list<int8>>>"),
     ("actions", "list<string>"),
 )
+#: Added by ``render:``: ``input`` and ``output`` drawn as images (PNG or JPEG bytes, ``datasets.Image``).
+IMAGE_COLUMNS = (
+    ("input_image", "image"),
+    ("output_image", "image"),
+)
 PILOT_SAMPLES = 32
 #: Below this share of accepted attempts (measured on the pilot) a spec is called hopeless: 2,000
 #: attempts per sample, a tenth of the per-sample budget (balanced difficulty makes the hard draws
@@ -63,8 +68,9 @@ def _names_by_token() -> np.ndarray:
 
 
 def columns(experiment: Experiment) -> tuple[tuple[str, str], ...]:
-    """The columns ``experiment``'s rows carry: :data:`COLUMNS`, plus :data:`FRAME_COLUMNS` when sequential."""
-    return COLUMNS + (FRAME_COLUMNS if experiment.frames else ())
+    """The columns ``experiment``'s rows carry: :data:`COLUMNS`, plus :data:`FRAME_COLUMNS` when sequential
+    and :data:`IMAGE_COLUMNS` when rendered."""
+    return COLUMNS + (FRAME_COLUMNS if experiment.frames else ()) + (IMAGE_COLUMNS if experiment.render else ())
 
 
 def _table(task: ShardTask, start: int, rows: dict):
@@ -91,7 +97,23 @@ def _table(task: ShardTask, start: int, rows: dict):
         sequences = rows["sequences"].astype(np.int64)
         table = table.append_column("frames", frames_column(rows["frames"], rows["sizes"], (sequences >= 0).sum(axis=1)))
         table = table.append_column("actions", names_column(sequences, names))
+    if task.payload.render is not None:
+        for name in ("input", "output"):
+            table = table.append_column(f"{name}_image", _images(rows[f"{name}s"], rows["sizes"], ids, name,
+                                                                 task.payload.render))
     return table
+
+
+def _images(grids: np.ndarray, sizes: np.ndarray, ids: list[str], name: str, settings):
+    """``struct<bytes, path>`` (``datasets.Image``'s storage) of the grids drawn under ``settings``."""
+    import pyarrow as pa
+
+    from cogen.render import FORMATS, encode_grids
+
+    suffix = FORMATS[settings.format]
+    return pa.StructArray.from_arrays([pa.array(encode_grids(grids, sizes.astype(np.int64), settings), pa.binary()),
+                                       pa.array([f"{i}_{name}.{suffix}" for i in ids], pa.string())],
+                                      names=["bytes", "path"])
 
 
 def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
@@ -143,7 +165,7 @@ class CogitaoBuilder:
     def job(self, experiment: Experiment, split: str) -> SplitJob:
         """The payload of ``split`` of ``experiment`` (no regenerations yet)."""
         return SplitJob.of(experiment.domain(split), self.setting.seed, experiment.name, split, self.max_attempts,
-                           frames=experiment.frames)
+                           frames=experiment.frames, render=experiment.render)
 
     def fingerprints(self) -> dict[str, str]:
         """Experiment name -> :meth:`fingerprint`, in spec order."""
@@ -223,7 +245,7 @@ def regenerate_table(manifest: dict, split: str, start: int, stop: int):
 
     experiment = experiment_from_dict(manifest["spec"])
     job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split,
-                              frames=experiment.frames),
+                              frames=experiment.frames, render=experiment.render),
                   retries=tuple(map(tuple, manifest["splits"][split].get("regenerated", []))))
     return task_table(ShardTask(CogitaoBuilder.family, manifest["config"], split, 0, 1, start, stop,
                                 manifest["fingerprint"], columns(experiment), job))

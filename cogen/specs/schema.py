@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from cogen.errors import UnknownNameError
+from cogen.render import RenderSettings
 from cogen.specs._fields import Range
 
 __all__ = ["BALANCE", "BALANCED_FACTORS", "DEGENERATE", "ID_SPLITS", "OOD_SPLITS", "OUTPUTS", "SHIFTS", "SPLITS", "VARIANTS",
@@ -141,6 +142,8 @@ class Experiment:
     shift: str = "composition"
     #: Extra columns the experiment writes (:data:`OUTPUTS`): ``("frames",)`` adds ``frames`` and ``actions``.
     output: tuple[str, ...] = ()
+    #: ``render:``: also draw ``input`` and ``output`` as images (``input_image``, ``output_image``).
+    render: RenderSettings | None = None
 
     @property
     def frames(self) -> bool:
@@ -209,8 +212,9 @@ class Setting:
     def fingerprint(self, experiment: Experiment) -> str:
         """SHA-256 of everything that decides ``experiment``'s data (not comments or file layout)."""
         described = asdict(experiment)
-        if not experiment.output:
-            del described["output"]  # plain experiments keep the fingerprints they had before `output:`
+        for key in ("output", "render"):
+            if not described[key]:
+                del described[key]  # plain experiments keep the fingerprints they had before these keys
         payload = {"family": self.family, "setting": self.name, "version": self.version, "seed": self.seed,
                    "experiment": described}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
@@ -236,4 +240,5 @@ def experiment_from_dict(data: dict) -> Experiment:
 
     return Experiment(data["name"], domain(data["in_domain"]), domain(data["out_of_domain"]),
                       tuple((split, int(n)) for split, n in data["sizes"]), data.get("description", ""),
-                      data.get("shift", "composition"), tuple(data.get("output", ())))
+                      data.get("shift", "composition"), tuple(data.get("output", ())),
+                      RenderSettings(**data["render"]) if data.get("render") else None)
