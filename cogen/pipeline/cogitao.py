@@ -179,7 +179,14 @@ class CogitaoBuilder:
         return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
     def pilot(self) -> None:
-        """Fail fast, with rejection counts, on a split whose acceptance rate is hopeless."""
+        """Fail fast, with rejection counts, on a split whose acceptance rate is hopeless (and on
+        renderings without Pillow to encode them)."""
+        import importlib.util
+
+        rendered = [e.name for e in self.setting.experiments if e.render is not None]
+        if rendered and importlib.util.find_spec("PIL") is None:
+            raise GenerationError(f"{', '.join(rendered)}: `render:` draws images, which needs Pillow, not installed; "
+                                  "pip install 'cogen[rgb]' (or Pillow), or drop `render:`")
         for experiment in self.setting.experiments:
             for split in experiment.splits():
                 rows = generate_rows(self.job(experiment, split), np.arange(min(PILOT_SAMPLES, experiment.size(split))))

@@ -38,7 +38,6 @@ bad spec fails before any sample is drawn, with the file, line and field of the 
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
 from dataclasses import dataclass, replace
@@ -196,9 +195,6 @@ def _read_render(doc, path, value, inherited: RenderSettings | None) -> RenderSe
     if value is False:
         return None
     mapping = expect_keys(doc, path, value, (), [f.name for f in fields(RenderSettings)])
-    if importlib.util.find_spec("PIL") is None:
-        raise SpecError("rendering images needs Pillow, which is not installed", where=doc.where(path),
-                        fix="pip install 'cogen[rgb]' (or pip install Pillow)")
     settings = inherited or RenderSettings()
     changes: dict[str, Any] = {}
     for key, choices in (("background", BACKGROUNDS), ("palette", PALETTES), ("resample", RESAMPLING),
