@@ -137,3 +137,18 @@ def test_verify_passes_on_an_rgb_build(builds):
     from cogen.pipeline.verify import failed, verify
 
     assert not failed(verify(builds / "png", full=True))
+
+
+def test_previews_show_the_stored_images(builds, tmp_path):
+    from PIL import Image
+
+    from cogen.card.preview import render_config
+
+    previews = render_config(builds / "png", ["R-1"], "test", 2, tmp_path)
+    assert previews[0].labels == ("test", "test images")
+    page = np.asarray(Image.open(previews[0].path).convert("RGB"))
+    first = pq.read_table(sorted((builds / "png").glob("data/R-1/test-*.parquet"))[0]).slice(0, 1).to_pylist()[0]
+    stored = np.asarray(Image.open(io.BytesIO(first["input_image"]["bytes"])).convert("RGB"))
+    found = [(r, c) for r in range(page.shape[0] - 63) for c in range(0, 40)
+             if np.array_equal(page[r: r + 64, c: c + 64], stored)]
+    assert found, "the first stored input image appears pixel for pixel"

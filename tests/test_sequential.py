@@ -142,3 +142,16 @@ def test_bad_output_options_are_named(output, words):
     for word in words:
         assert word in str(error.value)
     assert "q.yaml" in str(error.value)
+
+
+def test_previews_show_a_sequential_row_as_a_strip_of_its_frames(builds, tmp_path):
+    from cogen.card.preview import Band, _draw_strips, render_config
+
+    previews = render_config(builds / "frames", ["Q-1"], "train", 3, tmp_path)
+    assert previews[0].labels == ("train", "train frames") and previews[0].path.is_file()
+    strip = tuple(np.full((3, 4), colour, np.int8) for colour in (1, 2, 3))
+    drawn = _draw_strips(Band("x", (), (strip,)), cell=2)
+    widths = 3 * (4 * 3 + 1) + 2 * 8  # three 4-cell grids (2 px cells, 1 px lines), two 8-px arrow gaps
+    assert drawn.shape[1] == widths
+    seen = [int(v) for v in drawn[2, :] if v < 10]  # the middle of the first cell row, left to right
+    assert [c for i, c in enumerate(seen) if i == 0 or c != seen[i - 1]] == [1, 2, 3]
