@@ -110,6 +110,16 @@ def render_grid(grid: np.ndarray, settings: RenderSettings) -> np.ndarray:
     return _rgb(np.asarray(grid).astype(np.int64), settings)
 
 
+@lru_cache(maxsize=16)
+def _palette_image(width: int, height: int, palette: tuple[int, ...]):
+    """A blank palette image carrying ``palette`` (copied per image: cheaper than setting a palette each time)."""
+    from PIL import Image
+
+    picture = Image.new("P", (width, height))
+    picture.putpalette(list(palette))
+    return picture
+
+
 def encode(image: np.ndarray, settings: RenderSettings, palette: np.ndarray | None = None) -> bytes:
     """PNG or JPEG bytes of an ``(S, S, 3)`` uint8 image (JPEG at quality 100, 4:4:4), or, with
     ``palette``, of an ``(S, S)`` image of its indices (a palette PNG: a third of the bytes to compress)."""
@@ -117,9 +127,11 @@ def encode(image: np.ndarray, settings: RenderSettings, palette: np.ndarray | No
 
     from PIL import Image
 
-    picture = Image.fromarray(image)
     if palette is not None:
-        picture.putpalette(palette.ravel().tolist())
+        picture = _palette_image(image.shape[1], image.shape[0], tuple(palette.ravel().tolist())).copy()
+        picture.frombytes(np.ascontiguousarray(image, np.uint8).tobytes())
+    else:
+        picture = Image.fromarray(image)
     out = io.BytesIO()
     if settings.format == "png":
         picture.save(out, format="PNG", compress_level=1)
