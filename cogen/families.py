@@ -184,6 +184,12 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
             "n_objects": "number of objects on the input grid",
             "object_ids": "object-bank ids of the objects, in placement order",
             "object_positions": "top-left (row, col) of each object on the input grid",
+            "frames": "sequential builds (`output: {frames: true}`): depth + 1 whole grids, the input then the grid "
+                      "after each step, exactly the frames the sampler checked",
+            "actions": "sequential builds: the transformation that makes each frame from the one before",
+            "input_image": "RGB builds (`render:`): the input drawn as an image (PNG or JPEG; `datasets.Image`); "
+                           "`cogen.render.to_grid` reads it back",
+            "output_image": "RGB builds (`render:`): the output drawn as an image",
         }),
     ),
     "carc": Family(

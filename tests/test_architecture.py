@@ -19,7 +19,7 @@ PACKAGE = Path(cogen.__file__).resolve().parent
 LAYERS = (
     {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng",
      "cogen.families", "cogen.palette"},
-    {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.programs"},
+    {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.programs", "cogen.render"},
     {"cogen.specs"},
     {"cogen.generate"},
     {"cogen.card"},

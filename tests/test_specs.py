@@ -251,3 +251,28 @@ def test_manifests_of_generator_version_1_read_back_as_kept_and_unbalanced():
         del data[part]["degenerate"], data[part]["balance"]
     old = experiment_from_dict(data)
     assert (old.in_domain.degenerate, old.out_of_domain.balance) == ("keep", ())
+
+
+@pytest.mark.parametrize("name", ["c1", "c2", "c3", "g1", "g3", "g4"])
+def test_rgb_specs_are_the_paper_specs_drawn_as_images(name):
+    """split_specs/rgb/: the paper-text spec, renamed and rendered (G2 and G5 left out, as the paper does)."""
+    from dataclasses import replace
+
+    from cogen.render import RenderSettings
+
+    source, rgb = load_spec(name), load_spec(f"rgb/{name}")
+    assert rgb.seed == source.seed and rgb.variant == source.variant
+    assert [e.name for e in rgb.experiments] == [f"rgb-{e.name}" for e in source.experiments]
+    for plain, drawn in zip(source.experiments, rgb.experiments, strict=True):
+        assert drawn.render == RenderSettings(size=128)
+        assert replace(drawn, name=plain.name, render=None) == plain
+    assert not {"rgb/g2", "rgb/g5"} & set(packaged_specs())
+
+
+def test_the_sequential_spec_is_c1_with_frames():
+    from dataclasses import replace
+
+    source, sequential = load_spec("c1"), load_spec("c1_sequential")
+    for plain, framed in zip(source.experiments, sequential.experiments, strict=True):
+        assert framed.name == f"seq-{plain.name}" and framed.frames
+        assert replace(framed, name=plain.name, output=()) == plain

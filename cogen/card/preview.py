@@ -1,7 +1,9 @@
 """Preview images: a few input/output pairs of a built config, drawn with the ARC palette.
 
 A preview is a stack of *bands*, one per (split, kind of example): each band shows pairs side
-by side, the input above its output with a small arrow between them. COGITAO rows hold one pair
+by side, the input above its output with a small arrow between them. A sequential config (a
+``frames`` column) adds, per split, a band of strips: a few rows' frames, left to right; an RGB
+config (``input_image``) a band of its stored images, pixel for pixel. COGITAO rows hold one pair
 (``input``/``output``); episodic rows (Compositional-ARC) hold lists of pairs (``study_inputs``/
 ``study_outputs``, ``query_inputs``/...), which become one band per kind. Which columns are grids
 is read from the manifest's column types, so a new family needs no code here.
@@ -40,6 +42,10 @@ class Band:
 
     label: str
     pairs: tuple[tuple[np.ndarray, np.ndarray], ...]
+    #: Sequential rows (a ``frames`` column): each row's frames, drawn left to right, one strip per row.
+    strips: tuple[tuple[np.ndarray, ...], ...] = ()
+    #: RGB rows (``input_image``/``output_image``): the stored images as preview palette indices, drawn as they are.
+    images: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,11 +101,35 @@ def read_bands(folder: Path, manifest: dict, split: str, n: int) -> list[Band]:
         pairs = tuple((np.array(a, np.int8), np.array(b, np.int8)) for a, b in pairs[:n])
         if pairs:
             bands.append(Band(f"{split} {kind}".strip(), pairs))
+    if "input_image" in manifest["columns"]:
+        images = next(pq.ParquetFile(Path(folder) / info["files"][0]).iter_batches(
+            batch_size=n, columns=["input_image", "output_image"]), None)
+        pairs = tuple((_image_indices(row["input_image"]["bytes"]), _image_indices(row["output_image"]["bytes"]))
+                      for row in (images.to_pylist() if images is not None else []))
+        if pairs:
+            bands.append(Band(f"{split} images", (), images=pairs))
+    if "frames" in manifest["columns"]:
+        frames = next(pq.ParquetFile(Path(folder) / info["files"][0]).iter_batches(batch_size=min(n, 3),
+                                                                                  columns=["frames"]), None)
+        strips = tuple(tuple(np.array(f, np.int8) for f in row) for row in (frames.column(0).to_pylist() if frames else []))
+        if strips:
+            bands.append(Band(f"{split} frames", (), strips))
     return bands
 
 
+def _image_indices(data: bytes) -> np.ndarray:
+    """A stored PNG/JPEG as indices of the preview palette (its nearest colour: exact for crisp renders)."""
+    import io
+
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"), np.int64)
+    palette = np.array(_PALETTE, np.int64)
+    return ((pixels[:, :, None, :] - palette) ** 2).sum(axis=3).argmin(axis=2).astype(np.uint8)
+
+
 def _cell_size(bands: list[Band]) -> int:
-    side = max(max(g.shape) for band in bands for pair in band.pairs for g in pair)
+    side = max(max(g.shape) for band in bands for group in (*band.pairs, *band.strips) for g in group)
     return int(np.clip(_GRID_PX // max(side, 1), 3, 16))
 
 
@@ -130,8 +160,29 @@ def _paste(canvas: np.ndarray, image: np.ndarray, top: int, left: int) -> None:
     canvas[top: top + image.shape[0], left: left + image.shape[1]] = image
 
 
+def _draw_strips(band: Band, cell: int) -> np.ndarray:
+    """Each strip's frames left to right, a right-pointing arrow between frames; strips stacked."""
+    gap = max(8, 2 * cell)
+    rows = []
+    for strip in band.strips:
+        drawn = [_draw_grid(frame, cell) for frame in strip]
+        height = max(d.shape[0] for d in drawn)
+        canvas = np.full((height, sum(d.shape[1] for d in drawn) + gap * (len(drawn) - 1)), _PAGE, np.uint8)
+        left = 0
+        for position, image in enumerate(drawn):
+            if position:
+                _paste(canvas, _arrow(height, gap).T, 0, left - gap)  # the down arrow turned to point right
+            _paste(canvas, image, 0, left)
+            left += image.shape[1] + gap
+        rows.append(canvas)
+    width = max(r.shape[1] for r in rows)
+    return np.vstack([np.pad(r, ((0, _MARGIN), (0, width - r.shape[1])), constant_values=_PAGE) for r in rows])
+
+
 def _draw_band(band: Band, cell: int) -> np.ndarray:
-    drawn = [(_draw_grid(a, cell), _draw_grid(b, cell)) for a, b in band.pairs]
+    if band.strips:
+        return _draw_strips(band, cell)
+    drawn = list(band.images) or [(_draw_grid(a, cell), _draw_grid(b, cell)) for a, b in band.pairs]
     widths = [max(a.shape[1], b.shape[1]) for a, b in drawn]
     top_height = max(a.shape[0] for a, _ in drawn)
     gap = max(8, 2 * cell)

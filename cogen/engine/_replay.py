@@ -16,7 +16,7 @@ from cogen.engine._kernels import OK, render_scene, run_scene
 
 KERNELS_SHA256 = "0a8d3008c3947e7e531c43cd4bfe07b7810ec158823e1145b56c9c90e0597d26"
 
-__all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "replay"]
+__all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "replay", "replay_frames"]
 
 #: Outcome of each row: replayed and equal, input not drawn by its objects, sequence fails,
 #: output differs from the engine's, an object id or position that cannot be.
@@ -88,3 +88,47 @@ def replay(rows, sizes, inputs, input_starts, outputs, output_starts, tokens, to
             status[j] = OUTPUT_DIFFERS
         else:
             status[j] = REPLAYED
+
+
+@kernel
+def replay_frames(rows, sizes, tokens, token_starts, ids, positions, object_starts, frames, frame_starts,
+                  frame_offsets, bank, status):
+    """Re-derive the stored frames of ``rows`` step by step; ``status[j]`` as :func:`replay` (input
+    for frame 0, output for a later frame that differs; ``CANNOT_REPLAY`` also when a row holds
+    another number of frames than steps + 1).
+
+    Row ``s``'s frames are the stored grids ``frame_offsets[s]`` to ``frame_offsets[s + 1]``; grid
+    ``f``'s cells row-major at ``frames[frame_starts[f]:]``, each of the row's ``sizes[s]``; the
+    other arrays as :func:`replay`.
+    """
+    max_h, max_w, max_n = 1, 1, 1
+    for s in rows:
+        max_h, max_w = max(max_h, sizes[s, 0]), max(max_w, sizes[s, 1])
+        max_n = max(max_n, object_starts[s + 1] - object_starts[s])
+    grid = np.zeros((max_h, max_w), np.int8)
+    boxes = np.zeros((max_n, 4), np.int32)
+    pixels = np.zeros((max_n, max_h * max_w), np.int8)
+    for j in range(rows.shape[0]):
+        s = rows[j]
+        height, width, n = sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
+        first, depth = frame_offsets[s], token_starts[s + 1] - token_starts[s]
+        if frame_offsets[s + 1] - first != depth + 1:
+            status[j] = CANNOT_REPLAY
+            continue
+        pixels[:n] = 0
+        if not _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
+            status[j] = BAD_OBJECT
+            continue
+        render_scene(boxes, pixels, n, height, width, grid)
+        if not _same(grid, frames, frame_starts[first], height, width):
+            status[j] = INPUT_DIFFERS
+            continue
+        status[j] = REPLAYED
+        for step in range(depth):
+            start = token_starts[s] + step
+            if run_scene(tokens[start: start + 1], height, width, boxes[:n], pixels[:n], grid) != OK:
+                status[j] = CANNOT_REPLAY
+                break
+            if not _same(grid, frames, frame_starts[first + 1 + step], height, width):
+                status[j] = OUTPUT_DIFFERS
+                break

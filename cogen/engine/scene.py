@@ -16,7 +16,7 @@ from cogen.engine import _kernels
 from cogen.engine.registry import Transform, resolve, sequence_tokens
 from cogen.errors import PlacementError, TransformError
 
-__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "pack", "render", "replay_scenes", "unpack"]
+__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "pack", "render", "replay_frames", "replay_scenes", "unpack"]
 
 
 class PlacedObject(NamedTuple):
@@ -165,4 +165,20 @@ def replay_scenes(rows, sizes, inputs, input_starts, outputs, output_starts, tok
     _replay.replay(ints(rows), ints(sizes), ints(inputs, np.int8), ints(input_starts), ints(outputs, np.int8),
                    ints(output_starts), ints(tokens), ints(token_starts), ints(ids), ints(positions).reshape(-1, 2),
                    ints(object_starts), tuple(ints(a, a.dtype) for a in bank), status)
+    return status
+
+
+def replay_frames(rows, sizes, tokens, token_starts, ids, positions, object_starts, frames, frame_starts,
+                  frame_offsets, bank) -> np.ndarray:
+    """Re-derive stored frames step by step with the engine: the outcome of each row of ``rows``
+    (0: every frame equal to the engine's; see :func:`cogen.engine._replay.replay_frames`)."""
+    from cogen.engine import _replay
+
+    def ints(array, dtype=np.int64):
+        return np.ascontiguousarray(array, dtype)
+
+    status = np.zeros(len(rows), np.int64)
+    _replay.replay_frames(ints(rows), ints(sizes), ints(tokens), ints(token_starts), ints(ids),
+                          ints(positions).reshape(-1, 2), ints(object_starts), ints(frames, np.int8),
+                          ints(frame_starts), ints(frame_offsets), tuple(ints(a, a.dtype) for a in bank), status)
     return status

@@ -2,7 +2,8 @@
 
 A column type is a short string: a scalar (``"string"``, ``"int8"``, ``"int16"``, ``"int32"``,
 ``"int64"``, ``"bool"``, ``"float32"``) or ``"list<...>"`` of a type. Grids are
-``"list<list<int8>>"`` (the true H x W, no padding). Keeping this free of ``datasets`` lets
+``"list<list<int8>>"`` (the true H x W, no padding). ``"image"`` is an encoded image
+(``struct<bytes, path>``, which ``datasets`` decodes as ``datasets.Image``). Keeping this free of ``datasets`` lets
 worker processes write Hub-ready Parquet without paying its import.
 """
 
@@ -20,7 +21,7 @@ _SCALARS = ("string", "int8", "int16", "int32", "int64", "bool", "float32")
 def _inner(type_: str) -> str | None:
     if type_.startswith("list<") and type_.endswith(">"):
         return type_[5:-1]
-    if type_ not in _SCALARS:
+    if type_ not in _SCALARS and type_ != "image":
         raise ValueError(f"unknown column type {type_!r}")
     return None
 
@@ -32,6 +33,8 @@ def arrow_type(type_: str):
     inner = _inner(type_)
     if inner is not None:
         return pa.list_(arrow_type(inner))
+    if type_ == "image":
+        return pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     return {"string": pa.string(), "bool": pa.bool_(), "float32": pa.float32()}.get(type_) or getattr(pa, type_)()
 
 
@@ -40,6 +43,8 @@ def hf_feature(type_: str) -> dict:
     inner = _inner(type_)
     if inner is not None:
         return {"feature": hf_feature(inner), "_type": "List"}
+    if type_ == "image":
+        return {"_type": "Image"}
     return {"dtype": type_, "_type": "Value"}
 
 

@@ -172,10 +172,27 @@ def _unchanged(grid_in, grid_out, height, width):
 
 
 @kernel
-def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids, positions):
+def _run_steps(sequence, length, height, width, boxes, pixels, grid_out, frames):
+    """:func:`run_scene` one step at a time, copying each validated frame into ``frames[1 + step]``.
+
+    ``run_scene`` carries nothing from one step to the next but the objects, so this is the same
+    computation, status and final grid as one call on the whole sequence.
+    """
+    for step in range(length):
+        status = run_scene(sequence[step : step + 1], height, width, boxes, pixels, grid_out)
+        if status != 0:
+            return status
+        frames[1 + step, :height, :width] = grid_out[:height, :width]
+    return 0
+
+
+@kernel
+def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids, positions, frames):
     """One attempt: grid size, objects, placement, sequence. Returns (cause, height, width, n).
 
     ``pools`` = (candidates, bands) of the sequence's object pool; ``kept`` as :func:`_draw_kept`.
+    ``frames`` (``(depth + 1, H, W)``, or empty to skip) receives the input and every frame the
+    attempt validated.
     """
     bank_pixels, bank_offsets, bank_shapes = bank
     blocked, boxes, pixels, grid_in, grid_out = scene
@@ -198,7 +215,11 @@ def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids
         boxes[k, 0], boxes[k, 1], boxes[k, 2], boxes[k, 3] = position[0], position[1], h, w
         pixels[k, : h * w] = bank_pixels[start : start + h * w]
     render_scene(boxes, pixels, n, height, width, grid_in)
-    status = run_scene(sequence[:length], height, width, boxes[:n], pixels[:n], grid_out)
+    if frames.shape[0] == 0:
+        status = run_scene(sequence[:length], height, width, boxes[:n], pixels[:n], grid_out)
+    else:
+        frames[0, :height, :width] = grid_in[:height, :width]
+        status = _run_steps(sequence, length, height, width, boxes[:n], pixels[:n], grid_out, frames)
     if status != 0:
         return status + 1, height, width, n
     if _unchanged(grid_in, grid_out, height, width):
@@ -225,7 +246,7 @@ def content_key(sequence, length, grid, height, width):
 
 
 @kernel
-def generate(stream, indices, retries, program, bank, capacity):
+def generate(stream, indices, retries, program, bank, capacity, record_frames):
     """Generate the samples ``indices`` (regenerated ``retries`` times) of one domain.
 
     ``program`` = (sequences, pool, token_bits, candidate_offsets, candidate_ids, band_offsets,
@@ -235,7 +256,9 @@ def generate(stream, indices, retries, program, bank, capacity):
     object count (the kept count when a balanced sample fails), object bank ids and initial
     positions, 128-bit keys, attempts and rejection counts by cause, size redraws, and whether
     the sample's first valid attempt left the grid unchanged (the sample is, or with
-    ``degenerate: keep`` would have been, a no-op).
+    ``degenerate: keep`` would have been, a no-op), and, when ``record_frames``, its frames
+    ``(k, max depth + 1, Hmax, Wmax)`` (input, then the grid after each step; 0 padded; ``(0, ...)``
+    otherwise). Recording changes no random draw, so every other array is the same either way.
     """
     sequences, pool, token_bits, cand_offsets, cand_ids, band_offsets, cand_bands, params = program
     max_h, max_w, max_n, max_depth = capacity
@@ -260,6 +283,8 @@ def generate(stream, indices, retries, program, bank, capacity):
     pos = np.empty((max_n, 2), np.int16)
     rng = np.empty(1, np.uint64)
     kept = np.empty(1 + max_n, np.int64)
+    frames = np.zeros((k if record_frames else 0, max_depth + 1, max_h, max_w), np.int8)
+    frame_buffer = np.zeros((max_depth + 1 if record_frames else 0, max_h, max_w), np.int8)
     for s in range(k):
         rng[0] = sample_state(stream, indices[s], retries[s])
         length = 0
@@ -278,7 +303,8 @@ def generate(stream, indices, retries, program, bank, capacity):
                 mask |= token_bits[sequence[step]]
             pools = (cand_ids[cand_offsets[mask] : cand_offsets[mask + 1]],
                      cand_bands[band_offsets[mask] : band_offsets[mask + 1]])  # no bands unless sizes are balanced
-            cause, height, width, n = _attempt(rng, sequence, length, pools, kept, params, bank, scene, ids, pos)
+            cause, height, width, n = _attempt(rng, sequence, length, pools, kept, params, bank, scene, ids, pos,
+                                               frame_buffer)
             if first_valid and (cause == 0 or cause == DEGENERATE):
                 noops[s], first_valid = cause == DEGENERATE, False
             if cause == DEGENERATE and params[P_KEEP_DEGENERATE] == 1:
@@ -292,11 +318,13 @@ def generate(stream, indices, retries, program, bank, capacity):
                 seqs[s, :length] = sequence[:length]
                 object_ids[s, :n] = ids[:n]
                 positions[s, :n] = pos[:n]
+                if record_frames:
+                    frames[s, : length + 1, :height, :width] = frame_buffer[: length + 1, :height, :width]
                 keys[s, 0], keys[s, 1] = content_key(sequence, length, scene[3], height, width)
                 break
         if not ok[s] and kept[0] >= 0:
             counts[s] = kept[0]
-    return ok, sizes, inputs, outputs, seqs, counts, object_ids, positions, keys, causes, redraws, noops
+    return ok, sizes, inputs, outputs, seqs, counts, object_ids, positions, keys, causes, redraws, noops, frames
 
 
 @kernel

@@ -21,13 +21,14 @@ from cogen.errors import GenerationError
 from cogen.generate import _sampler
 from cogen.generate._sampler import CAUSES
 from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
+from cogen.render import RenderSettings
 from cogen.specs.schema import Domain
 
 __all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix", "rejection_text", "require_ok"]
 
 #: Names of the arrays :func:`generate_rows` returns, in the kernel's return order.
 ROW_FIELDS = ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions", "keys",
-              "causes", "size_redraws", "noop")
+              "causes", "size_redraws", "noop", "frames")
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,16 @@ class SplitJob:
     stream: int
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     retries: tuple[tuple[int, int], ...] = ()
+    #: Also return every intermediate frame (changes no other byte of the samples).
+    frames: bool = False
+    #: How the shard writer draws the grids as images (``None``: no images); the sampler ignores it.
+    render: RenderSettings | None = None
 
     @classmethod
-    def of(cls, domain: Domain, seed: int, experiment: str, split: str,
-           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> SplitJob:
+    def of(cls, domain: Domain, seed: int, experiment: str, split: str, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+           frames: bool = False, render: RenderSettings | None = None) -> SplitJob:
         """The job of ``split`` of ``experiment`` under ``seed`` (no regenerations)."""
-        return cls(domain, int(stream_seed(seed, experiment, split)), max_attempts)
+        return cls(domain, int(stream_seed(seed, experiment, split)), max_attempts, frames=frames, render=render)
 
     def retries_between(self, start: int, stop: int) -> np.ndarray:
         """The retry number of every index in ``[start, stop)`` (0 unless dedup regenerated it)."""
@@ -76,13 +81,15 @@ def generate_rows(job: SplitJob, indices: np.ndarray, retries: np.ndarray | None
     ``positions``, 128-bit content ``keys``, rejection ``causes`` counts, ``size_redraws``
     (times a sample balancing object sizes drew new ones) and ``noop`` (its first valid attempt
     left the grid unchanged: the sample is, or under ``degenerate: keep`` would have been, a
-    no-op) per sample.
+    no-op) per sample, and ``frames`` ``(n, max depth + 1, Hmax, Wmax)``: the input and the grid
+    after each step, exactly as the sampler validated them (0 padded; ``(0, ...)`` unless
+    ``job.frames``).
     """
     program = _program(job.domain, job.max_attempts)
     indices = np.ascontiguousarray(indices, np.int64)
     retries = np.zeros(len(indices), np.int64) if retries is None else np.ascontiguousarray(retries, np.int64)
     arrays = _sampler.generate(np.uint64(job.stream), indices, retries, program.arrays(), _bank_arrays(),
-                               program.capacity)
+                               program.capacity, bool(job.frames))
     return dict(zip(ROW_FIELDS, arrays, strict=True))
 
 

@@ -27,7 +27,7 @@ def _lengths(array) -> np.ndarray:
 
 #: Grid columns are named ``input``/``output`` or end in ``_input(s)``/``_output(s)``; other nested
 #: integer columns (object positions, indicator cells) are not grids.
-GRID_NAME = re.compile(r"(^|_)(input|output)s?$")
+GRID_NAME = re.compile(r"(^|_)(input|output)s?$|^frames$")  # frames: a sequential row's (depth + 1) grids
 
 
 def grid_depth(name: str, type_) -> int:

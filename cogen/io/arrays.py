@@ -111,7 +111,8 @@ def split_arrays(source, config: str | None = None, split: str = "train", *, siz
     ``source``: a ``datasets.Dataset``/``DatasetDict``, a build folder, a Hub repo id or a
     ``pyarrow.Table``. For every grid column ``name`` (or only ``columns``) the result holds
     ``name`` (int8, ``(rows, H, W)``, or ``(rows, k, H, W)`` for lists of grids) and
-    ``name_shape`` (the true heights and widths; zeros mark missing list entries). ``size`` is an
+    ``name_shape`` (the true heights and widths; zeros mark missing list entries): a sequential
+    build's ``frames`` become ``(rows, depth + 1, H, W)``. ``size`` is an
     int, an ``(H, W)`` pair or ``None`` for the largest grid; a grid larger than ``size`` raises
     :class:`cogen.errors.DataError`. ``tokens`` (``(rows, depth)`` int64) is added when the
     transformation names are registry names (``tokens=None``), always (``True``) or never (``False``).

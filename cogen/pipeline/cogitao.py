@@ -28,8 +28,8 @@ from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, encode_
 from cogen.pipeline.stages import stage
 from cogen.specs.schema import Experiment, Setting
 
-__all__ = ["COLUMNS", "GENERATOR_VERSION", "CogitaoBuilder", "regenerate_table", "shard_keys", "shard_keys_and_file",
-           "shard_tables"]
+__all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "IMAGE_COLUMNS", "CogitaoBuilder", "columns",
+           "regenerate_table", "shard_keys", "shard_keys_and_file", "shard_tables"]
 
 #: Bump when the sampling algorithm changes what a (spec, seed, index) produces.
 #: 2: degenerate samples rejected and difficulty balanced by default (``degenerate: keep`` with
@@ -43,6 +43,16 @@ COLUMNS = (
     ("n_objects", "int16"),
     ("object_ids", "list<int32>"),
     ("object_positions", "list<list<int16>>"),
+)
+#: Added by ``output: {frames: true}``: the input and the grid after each step, and each step's transformation.
+FRAME_COLUMNS = (
+    ("frames", "list<list<list<int8>>>"),
+    ("actions", "list<string>"),
+)
+#: Added by ``render:``: ``input`` and ``output`` drawn as images (PNG or JPEG bytes, ``datasets.Image``).
+IMAGE_COLUMNS = (
+    ("input_image", "image"),
+    ("output_image", "image"),
 )
 PILOT_SAMPLES = 32
 #: The key pass also encodes the shard files of the first this many samples of a build (about
@@ -66,6 +76,12 @@ def _names_by_token() -> np.ndarray:
     return names
 
 
+def columns(experiment: Experiment) -> tuple[tuple[str, str], ...]:
+    """The columns ``experiment``'s rows carry: :data:`COLUMNS`, plus :data:`FRAME_COLUMNS` when sequential
+    and :data:`IMAGE_COLUMNS` when rendered."""
+    return COLUMNS + (FRAME_COLUMNS if experiment.frames else ()) + (IMAGE_COLUMNS if experiment.render else ())
+
+
 def _table(task: ShardTask, start: int, rows: dict):
     import pyarrow as pa
 
@@ -75,7 +91,7 @@ def _table(task: ShardTask, start: int, rows: dict):
     n = len(rows["ok"])
     counts = rows["n_objects"].astype(np.int64)
     ids = [f"{task.config}-{task.split}-{i}" for i in range(start, start + n)]
-    return pa.table({
+    table = pa.table({
         "id": pa.array(ids, pa.string()),
         "input": grids_column(rows["inputs"], rows["sizes"]),
         "output": grids_column(rows["outputs"], rows["sizes"]),
@@ -84,6 +100,29 @@ def _table(task: ShardTask, start: int, rows: dict):
         "object_ids": padded_rows_column(rows["object_ids"], counts, pa.int32()),
         "object_positions": pairs_column(rows["positions"], counts, pa.int16()),
     })
+    if task.payload.frames:
+        from cogen.pipeline.frames import frames_column
+
+        sequences = rows["sequences"].astype(np.int64)
+        table = table.append_column("frames", frames_column(rows["frames"], rows["sizes"], (sequences >= 0).sum(axis=1)))
+        table = table.append_column("actions", names_column(sequences, names))
+    if task.payload.render is not None:
+        for name in ("input", "output"):
+            table = table.append_column(f"{name}_image", _images(rows[f"{name}s"], rows["sizes"], ids, name,
+                                                                 task.payload.render))
+    return table
+
+
+def _images(grids: np.ndarray, sizes: np.ndarray, ids: list[str], name: str, settings):
+    """``struct<bytes, path>`` (``datasets.Image``'s storage) of the grids drawn under ``settings``."""
+    import pyarrow as pa
+
+    from cogen.render import FORMATS, encode_grids
+
+    suffix = FORMATS[settings.format]
+    return pa.StructArray.from_arrays([pa.array(encode_grids(grids, sizes.astype(np.int64), settings), pa.binary()),
+                                       pa.array([f"{i}_{name}.{suffix}" for i in ids], pa.string())],
+                                      names=["bytes", "path"])
 
 
 def _row_group(task: ShardTask, start: int, rows: dict, retries: np.ndarray, stats: dict[str, int]):
@@ -112,9 +151,10 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         yield _row_group(task, start, rows, retries, stats)
 
 
-def _first_pass(task: ShardTask) -> Iterator[tuple[int, dict]]:
-    """``(start, rows)`` of each row group of a shard at retry 0."""
-    job: SplitJob = task.payload
+def _first_pass(task: ShardTask, frames: bool = True) -> Iterator[tuple[int, dict]]:
+    """``(start, rows)`` of each row group of a shard at retry 0 (``frames=False``: without the
+    frames a sequential spec records, when only the keys are wanted)."""
+    job: SplitJob = task.payload if frames else replace(task.payload, frames=False)
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
         with stage("key pass"):
             rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
@@ -124,7 +164,7 @@ def _first_pass(task: ShardTask) -> Iterator[tuple[int, dict]]:
 
 def shard_keys(task: ShardTask) -> np.ndarray:
     """Keys of a shard's samples at retry 0 (first build pass)."""
-    parts = [rows["keys"] for _, rows in _first_pass(task)]
+    parts = [rows["keys"] for _, rows in _first_pass(task, frames=False)]  # keys only: no frames to record
     return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
 
 
@@ -165,7 +205,8 @@ class CogitaoBuilder:
 
     def job(self, experiment: Experiment, split: str) -> SplitJob:
         """The payload of ``split`` of ``experiment`` (no regenerations yet)."""
-        return SplitJob.of(experiment.domain(split), self.setting.seed, experiment.name, split, self.max_attempts)
+        return SplitJob.of(experiment.domain(split), self.setting.seed, experiment.name, split, self.max_attempts,
+                           frames=experiment.frames, render=experiment.render)
 
     def fingerprints(self) -> dict[str, str]:
         """Experiment name -> :meth:`fingerprint`, in spec order."""
@@ -179,7 +220,14 @@ class CogitaoBuilder:
         return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
     def pilot(self) -> None:
-        """Fail fast, with rejection counts, on a split whose acceptance rate is hopeless."""
+        """Fail fast, with rejection counts, on a split whose acceptance rate is hopeless (and on
+        renderings without Pillow to encode them)."""
+        import importlib.util
+
+        rendered = [e.name for e in self.setting.experiments if e.render is not None]
+        if rendered and importlib.util.find_spec("PIL") is None:
+            raise GenerationError(f"{', '.join(rendered)}: `render:` draws images, which needs Pillow, not installed; "
+                                  "pip install 'cogen[rgb]' (or Pillow), or drop `render:`")
         for experiment in self.setting.experiments:
             for split in experiment.splits():
                 rows = generate_rows(self.job(experiment, split), np.arange(min(PILOT_SAMPLES, experiment.size(split))))
@@ -201,7 +249,7 @@ class CogitaoBuilder:
             ranges = shard_ranges(experiment.size(split), self.rows_per_shard)
             for index, (start, stop) in enumerate(ranges):
                 task = ShardTask(self.family, experiment.name, split, index, len(ranges), start, stop, fingerprint,
-                                 COLUMNS, job)
+                                 columns(experiment), job)
                 file = (encoded or {}).get(task.relpath)
                 if file is not None and not job.retries_between(start, stop).any():
                     task = replace(task, encoded=file)
@@ -237,7 +285,7 @@ class CogitaoBuilder:
 
             with stage("dedup plan"):
                 retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
-            plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], COLUMNS,
+            plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], columns(experiment),
                                     {s: experiment.size(s) for s in splits},
                                     self._tasks(experiment, fingerprints[experiment.name], retry_plans, encoded),
                                     self.info(experiment),
@@ -259,7 +307,8 @@ def regenerate_table(manifest: dict, split: str, start: int, stop: int):
     from cogen.specs.schema import experiment_from_dict
 
     experiment = experiment_from_dict(manifest["spec"])
-    job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split),
+    job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split,
+                              frames=experiment.frames, render=experiment.render),
                   retries=tuple(map(tuple, manifest["splits"][split].get("regenerated", []))))
     return task_table(ShardTask(CogitaoBuilder.family, manifest["config"], split, 0, 1, start, stop,
-                                manifest["fingerprint"], COLUMNS, job))
+                                manifest["fingerprint"], columns(experiment), job))

@@ -18,8 +18,9 @@ from cogen.specs.schema import ID_SPLITS, OOD_SPLITS
 __all__ = ["CogitaoChecks", "checks", "rederive_outputs", "row_keys", "sequence_ids"]
 
 _OUTCOMES = ("replayed", "input not drawn by its objects", "sequence cannot be replayed",
-             "output differs from the engine's", "object id or position impossible", "grid shapes differ")
-_SHAPES_DIFFER = 5
+             "output differs from the engine's", "object id or position impossible", "grid shapes differ",
+             "a frame differs from the engine's step", "frames do not start at the input")
+_SHAPES_DIFFER, _FRAME_DIFFERS, _FIRST_FRAME_DIFFERS = 5, 6, 7
 
 
 def checks(data: ConfigData) -> CogitaoChecks:
@@ -70,6 +71,7 @@ class CogitaoChecks:
         bank = load_bank()
         self.bank = (bank.pixels, bank.offsets.astype(np.int64), bank.shapes.astype(np.int64))
         self.other_bank = bank.sha256 != data.manifest["bank_sha256"]
+        self.frames = "frames" in data.manifest["spec"].get("output", ())
 
     def add(self, split: str, file: str, start: int, table) -> None:
         """Take in one decoded row group of ``file`` (rows ``start...`` of ``split``)."""
@@ -142,7 +144,8 @@ class CogitaoChecks:
             return Check(self.data.config, "re-derived outputs", False,
                          f"{bad} of {total:,} rows do not replay: " + "; ".join(self.wrong))
         return Check(self.data.config, "re-derived outputs", True,
-                     f"{scope}: inputs redrawn from their bank objects, outputs replayed by the engine, all equal")
+                     f"{scope}: inputs redrawn from their bank objects, outputs replayed by the engine"
+                     + (", every frame re-derived step by step" if self.frames else "") + ", all equal")
 
     def _determinism_check(self) -> Check:
         return self.determinism.check(self._bank_fix() if self.other_bank else None)
@@ -179,4 +182,30 @@ def rederive_outputs(table, bank: tuple, rows: np.ndarray | None = None) -> np.n
             rows[replayable], inputs.sizes, inputs.cells, inputs.starts, outputs.cells, outputs.starts,
             tokens.fill_null(-1).to_numpy(zero_copy_only=False), token_starts, ids, coordinates.reshape(-1, 2),
             object_starts, bank)
+    if "frames" in table.column_names:
+        _rederive_frames(table, bank, rows, outcomes, (inputs.sizes, tokens, token_starts, ids, coordinates,
+                                                      object_starts))
     return outcomes
+
+
+def _rederive_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.ndarray, scene: tuple) -> None:
+    """Mark in ``outcomes`` the replayed rows whose stored frames are not, step by step, the engine's
+    (frame 0 the input, frame t + 1 the engine's step t from frame t; the last frame is then the output)."""
+    from cogen.engine.scene import replay_frames
+    from cogen.pipeline.frames import read_frames
+
+    sizes, tokens, token_starts, ids, coordinates, object_starts = scene
+    frames, frame_offsets = read_frames(table.column("frames"))
+    owner = np.repeat(np.arange(table.num_rows), np.diff(frame_offsets))
+    sound = np.ones(table.num_rows, bool)
+    np.logical_and.at(sound, owner, frames.regular & np.all(frames.sizes == sizes[owner], axis=1))
+    checked = np.flatnonzero(outcomes == 0)
+    outcomes[checked[~sound[rows[checked]]]] = _SHAPES_DIFFER
+    checked = checked[sound[rows[checked]]]
+    if not len(checked):
+        return
+    status = replay_frames(rows[checked], sizes, tokens.fill_null(-1).to_numpy(zero_copy_only=False), token_starts,
+                           ids, coordinates.reshape(-1, 2), object_starts, frames.cells, frames.starts,
+                           frame_offsets, bank)
+    codes = np.array([0, _FIRST_FRAME_DIFFERS, _FRAME_DIFFERS, _FRAME_DIFFERS, _FRAME_DIFFERS], np.int64)
+    outcomes[checked] = codes[status]

@@ -9,6 +9,11 @@ Layout (every size knob a ``[lo, hi]`` range; unknown keys are errors)::
     version: 1                  # dataset version, recorded in manifests and the card
     variant: paper-text         # which reading of the paper: paper-text, as-run (the authors' code) or custom
     degenerate: reject          # reject (default) or keep samples whose output equals their input
+    output: {frames: true}      # optional columns: frames (every intermediate grid) and actions (each
+                                # step's transformation); also per experiment
+    render: {size: 128}         # optional: also input_image and output_image, the grids drawn as images
+                                # (size, background: white|black, palette: arc, resample: nearest|bilinear,
+                                # blur: Gaussian sigma, format: png|jpeg); also per experiment (false: off)
     balance: difficulty         # difficulty (default): each sample draws its object count (and, out of
                                 # domain where the experiment shifts object sizes, each object's height)
                                 # once and keeps them through its retries; count: the count only;
@@ -39,12 +44,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cogen.errors import SpecError, UnknownNameError
+from cogen.render import RenderSettings
 from cogen.specs._fields import expect_keys, read_choice, read_int, read_list, read_mapping, read_range, read_str
 from cogen.specs._yaml import Located, Path_
 from cogen.specs.schema import (
     BALANCE,
     DEGENERATE,
     OOD_SPLITS,
+    OUTPUTS,
     PAPER_SIZES,
     SHIFTS,
     SPLITS,
@@ -66,9 +73,12 @@ MAX_SIZE = 100_000_000
 
 _TOP_REQUIRED = ("setting", "seed", "experiments")
 _SAMPLING_KEYS = ("degenerate", "balance")
-_TOP_OPTIONAL = ("family", "version", "description", "defaults", "shift", "variant", *_SAMPLING_KEYS)
+_TOP_OPTIONAL = ("family", "version", "description", "defaults", "shift", "variant", "output", "render",
+                 *_SAMPLING_KEYS)
 _LAYOUT_KEYS = ("grid", "objects")
-_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", "shift", *_SAMPLING_KEYS, *_LAYOUT_KEYS)
+_EXPERIMENT_KEYS = ("in_domain", "out_of_domain", "sizes", "description", "shift", "output", "render",
+                    *_SAMPLING_KEYS,
+                    *_LAYOUT_KEYS)
 _MEANINGS = {
     "degenerate": "reject: redraw a sample whose output equals its input; keep: allow it",
     "balance": "difficulty: draw each sample's object count (and, out of domain where the experiment shifts "
@@ -101,6 +111,8 @@ def parse(doc: Located) -> Setting:
         raise SpecError("no experiments", where=doc.where(("experiments",)), fix="add at least one experiment")
     shift = _read_shift(doc, ("shift",), top.get("shift", "composition"))
     sampling = {key: _read_sampling(doc, (key,), top.get(key, _CHOICES[key][0]), key) for key in _SAMPLING_KEYS}
+    sampling["output"] = _read_output(doc, ("output",), top.get("output", {}), {})
+    sampling["render"] = _read_render(doc, ("render",), top["render"], None) if "render" in top else None
     experiments = tuple(
         _read_experiment(doc, ("experiments", name), name, value, defaults, default_sizes, shift, sampling)
         for name, value in experiments_doc.items()
@@ -133,6 +145,9 @@ def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes, s
     read_str(doc, path, str(name))
     body = expect_keys(doc, path, value, ("in_domain",), _EXPERIMENT_KEYS[1:])
     shift = _read_shift(doc, (*path, "shift"), body.get("shift", shift))
+    output = _read_output(doc, (*path, "output"), body.get("output", {}), sampling["output"])
+    render = _read_render(doc, (*path, "render"), body["render"], sampling["render"]) if "render" in body \
+        else sampling["render"]
     sampling = {key: _read_sampling(doc, (*path, key), body.get(key, sampling[key]), key) for key in _SAMPLING_KEYS}
     layout = _read_layout(doc, path, body).over(defaults)
     in_domain = _read_domain(doc, (*path, "in_domain"), body["in_domain"], layout, sampling)
@@ -155,9 +170,59 @@ def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes, s
             raise SpecError(f"sizes for {', '.join(stray)} but the experiment has no out_of_domain part",
                             where=doc.where((*path, "sizes", stray[0])), fix="add out_of_domain: or drop these sizes")
         sizes = {s: n for s, n in sizes.items() if s not in OOD_SPLITS}
-    return Experiment(name=str(name), in_domain=in_domain, out_of_domain=out_of_domain,
-                      sizes=tuple((s, sizes[s]) for s in SPLITS if s in sizes),
-                      description=str(body.get("description", "")).strip(), shift=shift)
+    experiment = Experiment(name=str(name), in_domain=in_domain, out_of_domain=out_of_domain,
+                            sizes=tuple((s, sizes[s]) for s in SPLITS if s in sizes),
+                            description=str(body.get("description", "")).strip(), shift=shift,
+                            output=tuple(key for key in OUTPUTS if output.get(key)), render=render)
+    if render is not None:
+        for domain, part in ((in_domain, "in_domain"), (out_of_domain, "out_of_domain")):
+            if domain is not None and render.size < max(domain.grid.height.hi, domain.grid.width.hi):
+                where = (*path, "render") if "render" in body else ("render",)
+                raise SpecError(f"render size {render.size} is smaller than the {part} grids (up to "
+                                f"{domain.grid.height.hi}x{domain.grid.width.hi}): fewer than one pixel per cell",
+                                where=doc.where(where),
+                                fix=f"use render.size >= {max(domain.grid.height.hi, domain.grid.width.hi)}")
+    return experiment
+
+
+def _read_render(doc, path, value, inherited: RenderSettings | None) -> RenderSettings | None:
+    """``render: {size: 128, background: white, palette: arc, resample: nearest, blur: 0, format: png}``
+    (every key optional, over the spec-level choice); ``render: false`` turns it off."""
+    from dataclasses import fields
+
+    from cogen.render import BACKGROUNDS, FORMATS, PALETTES, RESAMPLING
+
+    if value is False:
+        return None
+    mapping = expect_keys(doc, path, value, (), [f.name for f in fields(RenderSettings)])
+    settings = inherited or RenderSettings()
+    changes: dict[str, Any] = {}
+    for key, choices in (("background", BACKGROUNDS), ("palette", PALETTES), ("resample", RESAMPLING),
+                         ("format", FORMATS)):
+        if key in mapping:
+            changes[key] = read_choice(doc, (*path, key), mapping[key], choices)
+    if "size" in mapping:
+        changes["size"] = read_int(doc, (*path, "size"), mapping["size"], minimum=1, maximum=4096)
+    if "blur" in mapping:
+        blur = mapping["blur"]
+        if isinstance(blur, bool) or not isinstance(blur, (int, float)) or not 0 <= blur <= 64:
+            raise SpecError(f"render.blur must be a number from 0 to 64 (the Gaussian sigma in pixels), got {blur!r}",
+                            where=doc.where((*path, "blur")), fix="use 0 for crisp cells (decodable exactly)")
+        changes["blur"] = float(blur)
+    return replace(settings, **changes)
+
+
+def _read_output(doc, path, value, inherited: dict[str, bool]) -> dict[str, bool]:
+    """``output: {frames: true}``: which optional columns to write, over the spec-level choice.
+    (One config's splits share their columns, so domains take it from their experiment.)"""
+    mapping = expect_keys(doc, path, value, (), OUTPUTS)
+    chosen = dict(inherited)
+    for key, flag in mapping.items():
+        if not isinstance(flag, bool):
+            raise SpecError(f"output.{key} must be true or false, got {flag!r}", where=doc.where((*path, key)),
+                            fix=f"write `{key}: true` to add the column(s), `{key}: false` to leave them out")
+        chosen[key] = flag
+    return chosen
 
 
 def _read_sizes(doc, path, value, base: dict[str, int]) -> dict[str, int]:

@@ -14,9 +14,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from cogen.errors import UnknownNameError
+from cogen.render import RenderSettings
 from cogen.specs._fields import Range
 
-__all__ = ["BALANCE", "BALANCED_FACTORS", "DEGENERATE", "ID_SPLITS", "OOD_SPLITS", "SHIFTS", "SPLITS", "VARIANTS",
+__all__ = ["BALANCE", "BALANCED_FACTORS", "DEGENERATE", "ID_SPLITS", "OOD_SPLITS", "OUTPUTS", "SHIFTS", "SPLITS", "VARIANTS",
            "Domain", "Experiment", "Grid", "ObjectFilter", "SequenceSet", "Setting", "experiment_from_dict"]
 
 ID_SPLITS = ("train", "validation", "test")
@@ -32,6 +33,9 @@ DEGENERATE = ("reject", "keep")
 BALANCE = ("difficulty", "count", "none")
 #: What a domain balances once resolved: the object ``count`` and/or each object's ``size`` (height).
 BALANCED_FACTORS = ("count", "size")
+#: ``output:`` keys: optional columns. ``frames``: every intermediate grid (``frames``) and the step
+#: that made it (``actions``), from the same pass and draws as the plain rows.
+OUTPUTS = ("frames",)
 #: ``variant:`` values: which reading of the paper a spec follows (shown in the dataset card).
 VARIANTS = ("paper-text", "as-run", "custom")
 
@@ -136,6 +140,15 @@ class Experiment:
     sizes: tuple[tuple[str, int], ...]
     description: str = ""
     shift: str = "composition"
+    #: Extra columns the experiment writes (:data:`OUTPUTS`): ``("frames",)`` adds ``frames`` and ``actions``.
+    output: tuple[str, ...] = ()
+    #: ``render:``: also draw ``input`` and ``output`` as images (``input_image``, ``output_image``).
+    render: RenderSettings | None = None
+
+    @property
+    def frames(self) -> bool:
+        """True when rows carry every intermediate frame (``output: {frames: true}``)."""
+        return "frames" in self.output
 
     def splits(self) -> tuple[str, ...]:
         """The splits this experiment builds, in canonical order."""
@@ -198,8 +211,12 @@ class Setting:
 
     def fingerprint(self, experiment: Experiment) -> str:
         """SHA-256 of everything that decides ``experiment``'s data (not comments or file layout)."""
+        described = asdict(experiment)
+        for key in ("output", "render"):
+            if not described[key]:
+                del described[key]  # plain experiments keep the fingerprints they had before these keys
         payload = {"family": self.family, "setting": self.name, "version": self.version, "seed": self.seed,
-                   "experiment": asdict(experiment)}
+                   "experiment": described}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
 
 
@@ -223,4 +240,5 @@ def experiment_from_dict(data: dict) -> Experiment:
 
     return Experiment(data["name"], domain(data["in_domain"]), domain(data["out_of_domain"]),
                       tuple((split, int(n)) for split, n in data["sizes"]), data.get("description", ""),
-                      data.get("shift", "composition"))
+                      data.get("shift", "composition"), tuple(data.get("output", ())),
+                      RenderSettings(**data["render"]) if data.get("render") else None)

@@ -193,7 +193,8 @@ class SampleStream:
             again = generate_rows(self.job, indices[todo], retries[todo])
             require_ok(again, self.experiment.name, self.split, int(indices[todo[0]]))
             for name, values in again.items():
-                rows[name][todo] = values
+                if len(values) == len(todo):  # not ``frames`` unless the job records them
+                    rows[name][todo] = values
             todo = todo[self.guard.contains(again["keys"])]
         return rows, retries
 
