@@ -22,8 +22,8 @@ from cogen.errors import BuildError, os_error_text
 from cogen.families import family
 from cogen.folder import arrow_schema, file_sha256, shard_record, shard_relpath
 
-__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "read_stamp", "run_shard", "shard_ranges", "task_table",
-           "write_parquet_atomic"]
+__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "read_stamp", "run_shard", "run_shard_elsewhere", "shard_ranges",
+           "task_table", "write_parquet", "write_parquet_atomic"]
 
 #: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
 ROW_GROUP_ROWS = 10_000
@@ -81,7 +81,9 @@ class ShardResult:
     """What a worker reports back: rows written, statistics, time, whether it was skipped.
 
     ``record`` is the shard's record for the manifest (SHA-256, bytes, rows, row groups);
-    ``rewritten`` says why an existing file with the shard's stamp was written again (or None).
+    ``rewritten`` says why an existing file with the shard's stamp was written again (or None);
+    ``data`` holds the file's bytes when the worker returned them instead of writing them
+    (:func:`run_shard_elsewhere`).
     """
 
     relpath: str
@@ -93,6 +95,7 @@ class ShardResult:
     skipped: bool = False
     record: dict = field(default_factory=dict)
     rewritten: str | None = None
+    data: bytes | None = field(default=None, repr=False)
 
 
 def shard_ranges(n: int, rows_per_shard: int) -> list[tuple[int, int]]:
@@ -118,19 +121,10 @@ def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stat
 
     ``stats`` (filled while ``tables`` is consumed) is stored in the footer next to ``stamp``.
     """
-    import pyarrow.parquet as pq
-
-    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    rows = 0
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with pq.ParquetWriter(temporary, schema, compression="zstd", compression_level=3,
-                              use_dictionary=["transformations", "id"], write_statistics=False) as writer:
-            for table in tables:
-                writer.write_table(table.cast(schema) if table.schema != schema else table, row_group_size=ROW_GROUP_ROWS)
-                rows += table.num_rows
-            writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
+        rows = write_parquet(temporary, schema, tables, stamp, stats)
         os.replace(temporary, path)
     except OSError as error:
         raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
@@ -139,6 +133,22 @@ def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stat
             temporary.unlink(missing_ok=True)
         except OSError:
             pass
+    return rows
+
+
+def write_parquet(where, schema, tables: Iterator, stamp: dict, stats: dict | None = None) -> int:
+    """Write ``tables`` as one Parquet file to ``where`` (a path or a pyarrow output stream); returns
+    the row count. Every shard goes through here, so a shard's bytes never depend on where it lands."""
+    import pyarrow.parquet as pq
+
+    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
+    rows = 0
+    with pq.ParquetWriter(where, schema, compression="zstd", compression_level=3,
+                          use_dictionary=["transformations", "id"], write_statistics=False) as writer:
+        for table in tables:
+            writer.write_table(table.cast(schema) if table.schema != schema else table, row_group_size=ROW_GROUP_ROWS)
+            rows += table.num_rows
+        writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
     return rows
 
 
@@ -190,3 +200,32 @@ def task_table(task: ShardTask):
     tables = list(family(task.family).load("shard_writer")(task, {}))
     schema = arrow_schema(dict(task.columns)).remove_metadata()
     return pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()
+
+
+def run_shard_elsewhere(task: ShardTask, url: str | None = None, storage_options: dict | None = None) -> ShardResult:
+    """Make one shard in memory, for a worker that shares no disk with the driver.
+
+    With ``url`` (an fsspec URL of the output folder, e.g. ``s3://bucket/c3``) the worker writes
+    the file there itself; without, the bytes come back in :attr:`ShardResult.data` for the driver
+    to write. The bytes are those :func:`run_shard` writes. Keeping finished shards on resume is
+    the driver's job here (it alone sees the records).
+    """
+    import pyarrow as pa
+
+    from cogen.folder import buffer_record
+
+    start = time.perf_counter()
+    stats: dict = {}
+    sink = pa.BufferOutputStream()
+    shard_tables = family(task.family).load("shard_writer")
+    rows = write_parquet(sink, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(), stats)
+    data = sink.getvalue().to_pybytes()
+    result = ShardResult(task.relpath, task.config, task.split, rows, stats, 0.0, record=buffer_record(data))
+    if url is None:
+        result.data = data
+    else:
+        from cogen.pipeline.stores import put_file
+
+        put_file(f"{url.rstrip('/')}/{task.relpath}", data, storage_options)
+    result.seconds = time.perf_counter() - start
+    return result
