@@ -98,7 +98,11 @@ def _print_report(report) -> None:
     if kept:
         _console.out.print(f"already complete, every shard matching its SHA-256: {', '.join(kept)} (kept as they are)")
     first = report.configs[0].config if report.configs else "<config>"
-    _console.out.print(f'load with: datasets.load_dataset("{report.folder}", "{first}")')
+    if isinstance(report.folder, str):  # a bucket is not a Hub repo: datasets reads it as Parquet files
+        _console.out.print(f'load with: datasets.load_dataset("parquet", data_files={{"train": '
+                           f'"{report.folder}/data/{first}/train-*.parquet"}}, storage_options=...)')
+    else:
+        _console.out.print(f'load with: datasets.load_dataset("{report.folder}", "{first}")')
 
 
 def verify(
