@@ -34,7 +34,7 @@ from cogen.folder import (
                           write_json_atomic,
 )
 from cogen.pipeline.executors import make_executor
-from cogen.pipeline.shards import ConfigPlan, ShardResult, ShardTask, run_shard, run_shard_elsewhere
+from cogen.pipeline.shards import PARQUET_FORMAT, ConfigPlan, ShardResult, ShardTask, run_shard, run_shard_elsewhere
 from cogen.pipeline.stores import LocalStore, RemoteStore, open_store
 from cogen.specs import load_spec
 
@@ -233,7 +233,8 @@ def _trusted_manifests(folder: Path, fingerprints: dict[str, str]) -> dict[str, 
             manifest = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(manifest, dict) and manifest.get("fingerprint") == fingerprint and has_shard_records(manifest):
+        if isinstance(manifest, dict) and manifest.get("fingerprint") == fingerprint and has_shard_records(manifest) \
+                and manifest.get("parquet_format", 1) == PARQUET_FORMAT:
             trusted[name] = manifest
     return trusted
 
@@ -378,7 +379,8 @@ def _manifest(plan: ConfigPlan, results: list[ShardResult], store: LocalStore | 
                              f"expected {rows}; delete {store.url}/data/{plan.config} and rebuild")
     return {"config": plan.config, "manifest_format": MANIFEST_FORMAT, "fingerprint": plan.fingerprint,
             "spec_file": Path(str(spec)).name, **plan.info, "versions": environment_versions(),
-            "rows_per_shard": rows_per_shard, "columns": dict(plan.columns), "splits": splits}
+            "rows_per_shard": rows_per_shard, "parquet_format": PARQUET_FORMAT, "columns": dict(plan.columns),
+            "splits": splits}
 
 
 def _sum_stats(stats_list) -> dict[str, int]:

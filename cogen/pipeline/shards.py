@@ -22,11 +22,19 @@ from cogen.errors import BuildError, os_error_text
 from cogen.families import family
 from cogen.folder import arrow_schema, file_sha256, shard_record, shard_relpath
 
-__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "read_stamp", "run_shard", "run_shard_elsewhere", "shard_ranges",
+__all__ = ["PARQUET_FORMAT", "ConfigPlan", "ShardResult", "ShardTask", "parquet_layout_options", "read_stamp",
+           "row_group_rows", "run_shard", "run_shard_elsewhere", "shard_ranges",
            "task_table", "write_parquet", "write_parquet_atomic"]
 
 #: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
 ROW_GROUP_ROWS = 10_000
+#: Uncompressed bytes per row group at most, as ``datasets`` writes (100 MB): big Compositional-ARC
+#: episodes get fewer rows per group.
+ROW_GROUP_BYTES = 100 * 1000 * 1000
+#: Version of the Parquet layout, in every shard's stamp and every manifest: 2 added the page
+#: index, content-defined chunking and the byte bound on row groups, so a resumed build never
+#: keeps a shard (or a whole config) written with the older layout next to new ones.
+PARQUET_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ class ShardTask:
     def stamp(self) -> dict:
         """What the shard's footer records about how it was made."""
         return {"fingerprint": self.fingerprint, "config": self.config, "split": self.split,
-                "start": self.start, "stop": self.stop}
+                "start": self.start, "stop": self.stop, "parquet_format": PARQUET_FORMAT}
 
 
 @dataclass
@@ -143,13 +151,45 @@ def write_parquet(where, schema, tables: Iterator, stamp: dict, stats: dict | No
 
     schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
     rows = 0
-    with pq.ParquetWriter(where, schema, compression="zstd", compression_level=3,
-                          use_dictionary=["transformations", "id"], write_statistics=False) as writer:
+    with pq.ParquetWriter(where, schema, compression="zstd", compression_level=3, use_dictionary=["transformations", "id"],
+                          write_statistics=False, **parquet_layout_options()) as writer:
         for table in tables:
-            writer.write_table(table.cast(schema) if table.schema != schema else table, row_group_size=ROW_GROUP_ROWS)
+            table = table.cast(schema) if table.schema != schema else table
+            writer.write_table(table, row_group_size=row_group_rows(table))
             rows += table.num_rows
         writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
     return rows
+
+
+def parquet_layout_options() -> dict:
+    """Writer options of the layout ``datasets`` writes: a page index (readers skip pages), and
+    content-defined chunking where the installed pyarrow has it (>= 21; the Hub deduplicates
+    re-uploads by chunk). The shard bytes thus depend on the pyarrow version, which every
+    manifest records and a Dask build checks on every worker."""
+    import pyarrow.parquet as pq
+
+    options = {"write_page_index": True}
+    if _has_writer_option(pq, "use_content_defined_chunking"):
+        options["use_content_defined_chunking"] = True
+    return options
+
+
+def _has_writer_option(pq, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(pq.ParquetWriter.__init__).parameters or \
+            name in (pq.ParquetWriter.__init__.__doc__ or "") or name in (pq.write_table.__doc__ or "")
+    except (TypeError, ValueError):
+        return False
+
+
+def row_group_rows(table) -> int:
+    """Rows per row group for ``table``: at most :data:`ROW_GROUP_ROWS`, and about
+    :data:`ROW_GROUP_BYTES` uncompressed at most."""
+    if table.num_rows == 0 or table.nbytes <= ROW_GROUP_BYTES:
+        return ROW_GROUP_ROWS
+    return max(1, min(ROW_GROUP_ROWS, ROW_GROUP_BYTES * table.num_rows // table.nbytes))
 
 
 def run_shard(task: ShardTask, folder: str, recorded: dict | None = None) -> ShardResult:
