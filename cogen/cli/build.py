@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
-from cogen.cli._options import FolderArg, OutFolderOpt, SpecOrConfigOpt
+from cogen.cli._options import SpecOrConfigOpt
 from cogen.cli._progress import progress_bar
 
 DEFAULT_SPEC = "c1"
@@ -29,14 +29,20 @@ def register(app: typer.Typer) -> None:
     app.command("sample")(sample)
 
 
+OutTargetOpt = Annotated[str, typer.Option(
+    "--out", "-o", help="Dataset folder to write (Hub repo layout), or an fsspec URL such as s3://bucket/prefix.")]
+
+
 def build(
     config: SpecOrConfigOpt = DEFAULT_SPEC,
-    out: OutFolderOpt = DEFAULT_OUT,
+    out: OutTargetOpt = str(DEFAULT_OUT),
     scale: Annotated[float, typer.Option(help="Multiply every split size (e.g. 0.01 for a quick build).")] = 1.0,
     seed: Annotated[int | None, typer.Option(help="Override the spec's seed.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes (never changes the output).")] = min(os.cpu_count() or 1, 8),
     executor: Annotated[ExecutorKind, typer.Option(case_sensitive=False, help="local process pool, or a Dask cluster.")] = ExecutorKind.local,
     dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask (default: a local cluster).")] = None,
+    dask_scheduler_file: Annotated[str | None, typer.Option(help="Scheduler file (dask scheduler --scheduler-file) for --executor dask.")] = None,
+    storage_options: Annotated[str | None, typer.Option(help='fsspec options for a URL --out, as JSON, e.g. \'{"endpoint_url": "http://host:9000"}\'.')] = None,
     only: Annotated[str | None, typer.Option(help="Comma-separated configs of the spec to build, e.g. C3-1,C3-2.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
     force: Annotated[bool, typer.Option("--force", help="Replace a README.md in --out that cogen did not write.")] = False,
@@ -53,7 +59,8 @@ def build(
     with progress_bar(progress, {"keys": "sampling keys", "write": "writing shards"}) as bar:
         report = run_build(spec, out, scale=scale, seed=seed, workers=workers, executor=executor.value,
                            dask_address=dask_address, only=selected or names, progress=bar, notify=_console.note,
-                           force=force)
+                           force=force, dask_scheduler_file=dask_scheduler_file,
+                           storage_options=_storage_options(storage_options))
     if json_output:
         _console.print_json(_report_json(report))
         return
@@ -64,6 +71,20 @@ def _report_json(report) -> dict:
     return {"folder": str(report.folder), "seconds": round(report.seconds, 3),
             "configs": [{"config": c.config, "rows": c.rows, "shards_written": c.written, "shards_kept": c.skipped,
                          "complete_before": bool(c.kept), "stats": c.stats} for c in report.configs]}
+
+
+def _storage_options(text: str | None) -> dict | None:
+    import json
+
+    if text is None:
+        return None
+    try:
+        options = json.loads(text)
+    except ValueError as error:
+        raise typer.BadParameter(f"--storage-options is not JSON ({error}); write it as '{{\"key\": \"value\"}}'") from None
+    if not isinstance(options, dict):
+        raise typer.BadParameter("--storage-options must be a JSON object, e.g. '{\"anon\": false}'")
+    return options
 
 
 def _print_report(report) -> None:
@@ -87,15 +108,21 @@ def _print_report(report) -> None:
     if kept:
         _console.out.print(f"already complete, every shard matching its SHA-256: {', '.join(kept)} (kept as they are)")
     first = report.configs[0].config if report.configs else "<config>"
-    _console.out.print(f'load with: datasets.load_dataset("{report.folder}", "{first}")')
+    if isinstance(report.folder, str):  # a bucket is not a Hub repo: datasets reads it as Parquet files
+        _console.out.print(f'load with: datasets.load_dataset("parquet", data_files={{"train": '
+                           f'"{report.folder}/data/{first}/train-*.parquet"}}, storage_options=...)')
+    else:
+        _console.out.print(f'load with: datasets.load_dataset("{report.folder}", "{first}")')
 
 
 def verify(
-    folder: FolderArg,
+    folder: Annotated[str, typer.Argument(help="A dataset folder written by `cogen build` or `cogen merge`, or its "
+                                               "fsspec URL (s3://bucket/prefix).")],
     shards: Annotated[int, typer.Option(min=0, help="Shards per config to regenerate for the determinism check.")] = 2,
     full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row (default: a sample of "
                                                       "10,000 rows per config).")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
+    storage_options: Annotated[str | None, typer.Option(help="fsspec options for a URL FOLDER, as JSON.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
 ) -> None:
     """Re-check a built folder: card, file hashes, every column decoded, held-out data, uniqueness,
@@ -107,7 +134,8 @@ def verify(
 
     label = "checking every row" if full else "decoding every row"
     with progress_bar(progress, {"rows": label}) as bar:
-        checks = run_verify(folder, shards_per_config=shards, full=full, progress=bar)
+        checks = run_verify(folder, shards_per_config=shards, full=full, progress=bar,
+                            storage_options=_storage_options(storage_options))
     if json_output:
         _console.print_json({"folder": str(folder), "ok": not failed(checks), "checks": [
             {"config": c.config or None, "check": c.name, "ok": c.ok, "detail": c.detail} for c in checks]})

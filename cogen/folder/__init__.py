@@ -16,6 +16,7 @@ through this package, which depends on nothing else in cogen but :mod:`cogen.err
 from cogen.folder.features import arrow_schema, card_features, hf_features_dict
 from cogen.folder.integrity import (
                                  MANIFEST_FORMAT,
+                                 buffer_record,
                                  file_sha256,
                                  has_shard_records,
                                  manifest_sha256,
@@ -44,7 +45,7 @@ from cogen.folder.manifest import environment_versions, folder_manifests, natura
 from cogen.folder.splits import SplitData, is_dataset_folder, is_repo_id, read_split
 
 __all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "MANIFEST_FORMAT", "PREVIEW_DIR", "STATE_DIR",
-           "FolderLock", "SplitData", "append_journal", "arrow_schema", "card_features", "clear_journal", "config_dir",
+           "FolderLock", "SplitData", "append_journal", "arrow_schema", "buffer_record", "card_features", "clear_journal", "config_dir",
            "environment_versions", "file_sha256", "folder_manifests", "has_shard_records", "hf_features_dict",
            "is_dataset_folder", "is_repo_id", "journal_path", "lock_path", "manifest_path", "manifest_sha256",
            "natural_key", "preview_path", "read_journal", "read_manifests", "read_split", "record_problem",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cogen.folder.layout import manifest_path
 
-__all__ = ["MANIFEST_FORMAT", "file_sha256", "has_shard_records", "manifest_sha256", "record_problem",
+__all__ = ["MANIFEST_FORMAT", "buffer_record", "file_sha256", "has_shard_records", "manifest_sha256", "record_problem",
            "shard_record", "shard_records"]
 
 #: Version of the manifest layout; 2 added ``manifest_format`` and per-split shard records.
@@ -40,6 +40,16 @@ def shard_record(path: str | Path) -> dict:
 
     metadata = pq.read_metadata(path)
     return {"sha256": file_sha256(path), "bytes": Path(path).stat().st_size, "rows": metadata.num_rows,
+            "row_groups": metadata.num_row_groups}
+
+
+def buffer_record(data: bytes) -> dict:
+    """The shard record (:func:`shard_record`) of a Parquet file held in memory."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    metadata = pq.read_metadata(pa.BufferReader(data))
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "rows": metadata.num_rows,
             "row_groups": metadata.num_row_groups}
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import as_completed
+from concurrent.futures import Future, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cogen.card import check_card_owner, folder_card_checksums, write_card
+from cogen.card import check_card_owner, folder_card_checksums, is_cogen_card, write_card
 from cogen.errors import BuildError, BuildInterrupted, os_error_text
 from cogen.families import Builder, Setting, family
 from cogen.folder import (
@@ -25,18 +25,17 @@ from cogen.folder import (
                           FolderLock,
                           append_journal,
                           clear_journal,
-                          config_dir,
                           environment_versions,
                           file_sha256,
                           has_shard_records,
                           manifest_path,
                           read_journal,
-                          record_problem,
                           shard_records,
                           write_json_atomic,
 )
 from cogen.pipeline.executors import make_executor
-from cogen.pipeline.shards import ConfigPlan, ShardResult, run_shard
+from cogen.pipeline.shards import PARQUET_FORMAT, ConfigPlan, ShardResult, ShardTask, run_shard, run_shard_elsewhere
+from cogen.pipeline.stores import LocalStore, RemoteStore, open_store
 from cogen.specs import load_spec
 
 __all__ = ["BuildReport", "ConfigReport", "build", "builder_for"]
@@ -67,9 +66,9 @@ class ConfigReport:
 
 @dataclass
 class BuildReport:
-    """What a build did, config by config, and how long it took."""
+    """What a build did, config by config, and how long it took (``folder``: a URL for a remote build)."""
 
-    folder: Path
+    folder: Path | str
     configs: list[ConfigReport]
     seconds: float
 
@@ -98,7 +97,8 @@ def builder_for(setting: Setting, rows_per_shard: int = 50_000) -> Builder:
 def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int | None = None, workers: int = 1,
           executor: str = "local", dask_address: str | None = None, only: list[str] | None = None,
           rows_per_shard: int = 50_000, progress: Progress | None = None, notify: Notify | None = None,
-          force: bool = False) -> BuildReport:
+          force: bool = False, dask_scheduler_file: str | None = None, client=None,
+          storage_options: dict | None = None, state_dir: str | Path | None = None) -> BuildReport:
     """Build the configs of ``spec`` (a spec file path or a packaged spec name) into ``folder``.
 
     The folder gets ``data/<config>/<split>-XXXXX-of-YYYYY.parquet``, ``manifests/<config>.json``
@@ -109,33 +109,53 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
     restricts the build to some configs of the spec. A README.md that cogen did not write is
     refused unless ``force``. Raises :class:`~cogen.errors.BuildError` (the folder is being built
     by another process, cannot be written, ...) and :class:`~cogen.errors.BuildInterrupted`.
+
+    ``folder`` may be an fsspec URL (``s3://bucket/c3``; ``storage_options`` go to fsspec): the
+    workers upload their shards there, and the build's state lives in ``state_dir`` (default: a
+    folder under ``~/.cache/cogen/remote-builds``). A Dask cluster is reached through ``client``
+    (an existing ``distributed.Client``), ``dask_scheduler_file`` or ``dask_address``; its workers
+    need no shared disk (they return the bytes, or upload them), and must run the driver's
+    versions of cogen, numpy, numba and pyarrow (checked before any work).
     """
     if scale <= 0:
         raise BuildError(f"--scale must be positive, got {scale}")
     started = time.perf_counter()
     setting = load_spec(spec).only(only).scaled(scale).with_seed(seed)
-    folder = _output_folder(folder)
+    store = open_store(folder, storage_options, state_dir)
+    folder = _output_folder(store.state)
+    dask = {"address": dask_address, "scheduler_file": dask_scheduler_file, "client": client}
     tally = _Tally()
     with FolderLock(folder, "build") as lock:
         if lock.stale_pid is not None and notify:
-            notify(f"an earlier build of {folder} (pid {lock.stale_pid}) stopped before finishing; resuming it")
+            notify(f"an earlier build of {store.url} (pid {lock.stale_pid}) stopped before finishing; resuming it")
+        if isinstance(store, RemoteStore):
+            _check_remote_card(store, force)
+            store.pull_metadata()
         check_card_owner(folder, force)
         try:
-            reports = _build_locked(setting, folder, spec, tally, rows_per_shard=rows_per_shard, workers=workers,
-                                    executor=executor, dask_address=dask_address, progress=progress, notify=notify)
+            reports = _build_locked(setting, store, spec, tally, rows_per_shard=rows_per_shard, workers=workers,
+                                    executor=executor, dask=dask, progress=progress, notify=notify)
         except KeyboardInterrupt:
             raise BuildInterrupted(tally.message(folder)) from None
-    return BuildReport(folder, reports, time.perf_counter() - started)
+    return BuildReport(store.url if store.remote else folder, reports, time.perf_counter() - started)
 
 
-def _build_locked(setting: Setting, folder: Path, spec, tally: _Tally, *, rows_per_shard: int, workers: int,
-                  executor: str, dask_address: str | None, progress: Progress | None,
+def _check_remote_card(store: RemoteStore, force: bool) -> None:
+    text = store.remote_card()
+    if text is not None and not force and not is_cogen_card(text):
+        raise BuildError(f"{store.url}/README.md was not written by cogen, and cogen would replace it with the dataset "
+                         "card; build into another prefix, move the file away, or pass --force to replace it")
+
+
+def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally: _Tally, *, rows_per_shard: int,
+                  workers: int, executor: str, dask: dict, progress: Progress | None,
                   notify: Notify | None) -> list[ConfigReport]:
+    folder = store.state
     builder = builder_for(setting, rows_per_shard)
     fingerprints = builder.fingerprints()
     trusted = _trusted_manifests(folder, fingerprints)
     reports = {name: _kept_report(m) for name, m in trusted.items()
-               if m.get("rows_per_shard") == rows_per_shard and _files_match(folder, m)}
+               if m.get("rows_per_shard") == rows_per_shard and _files_match(store, m)}
     tally.finished = list(reports)
     todo = [name for name in fingerprints if name not in reports]
     if todo:
@@ -144,23 +164,42 @@ def _build_locked(setting: Setting, folder: Path, spec, tally: _Tally, *, rows_p
         if progress:
             progress("compile", 0, 0)
         builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
-        with make_executor(executor, workers, dask_address) as pool:
+        with make_executor(executor, workers, dask["address"], scheduler_file=dask["scheduler_file"],
+                           client=dask["client"]) as pool:
             tally.phase = "sampling keys"
             plans = builder.prepare(pool, _announcing(progress, "keys", builder.key_rows()))
             recorded = {plan.config: _recorded(folder, plan, trusted.get(plan.config)) for plan in plans}
             for plan in plans:
-                _clear_stale(folder, plan, recorded[plan.config])
+                _clear_stale(store, plan, recorded[plan.config])
             tally.phase, tally.shards = "writing shards", sum(len(plan.tasks) for plan in plans)
-            results = _write_shards(pool, plans, folder, recorded, progress, notify, tally)
+            elsewhere = store.remote or executor != "local"  # no disk shared with the workers is assumed
+            results = _write_shards(pool, plans, store, recorded, progress, notify, tally, elsewhere)
         for plan in plans:
             shard_results = [r for r in results if r.config == plan.config]
             write_json_atomic(manifest_path(folder, plan.config),
-                              _manifest(plan, shard_results, folder, spec, rows_per_shard))
+                              _manifest(plan, shard_results, store, spec, rows_per_shard))
             clear_journal(folder, plan.config)
             reports[plan.config] = _report(plan, shard_results)
             tally.finished.append(plan.config)
-    write_card(folder, force=True)  # the card's owner was checked before anything was written
+    _publish_card(store)
     return [reports[name] for name in fingerprints]
+
+
+def _publish_card(store: LocalStore | RemoteStore) -> None:
+    """Write the card (the card's owner was checked before anything was written); a remote build
+    fetches the shards its previews draw, then uploads manifests, previews and card."""
+    if isinstance(store, RemoteStore):
+        from cogen.card.preview import preview_splits
+        from cogen.folder import read_manifests
+
+        for manifest in read_manifests(store.state).values():
+            for split in preview_splits(manifest):
+                first = manifest["splits"][split]["files"][0]
+                if not (store.state / first).is_file():
+                    store.fetch(first)
+    write_card(store.state, force=True)
+    if isinstance(store, RemoteStore):
+        store.push_metadata()
 
 
 def _announcing(progress: Progress | None, phase: str, total: int) -> Callable[[int], None] | None:
@@ -171,7 +210,7 @@ def _announcing(progress: Progress | None, phase: str, total: int) -> Callable[[
 
 
 def _output_folder(folder) -> Path:
-    folder = Path(folder)
+    folder = Path(folder).expanduser().resolve()  # workers started elsewhere see the same folder
     if folder.exists() and not folder.is_dir():
         raise BuildError(f"{folder} exists and is not a folder; choose another --out")
     try:
@@ -194,17 +233,17 @@ def _trusted_manifests(folder: Path, fingerprints: dict[str, str]) -> dict[str, 
             manifest = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(manifest, dict) and manifest.get("fingerprint") == fingerprint and has_shard_records(manifest):
+        if isinstance(manifest, dict) and manifest.get("fingerprint") == fingerprint and has_shard_records(manifest) \
+                and manifest.get("parquet_format", 1) == PARQUET_FORMAT:
             trusted[name] = manifest
     return trusted
 
 
-def _files_match(folder: Path, manifest: dict) -> bool:
+def _files_match(store: LocalStore | RemoteStore, manifest: dict) -> bool:
     """Every shard a manifest lists has its recorded bytes, and no other file is in the config's folder."""
     records = shard_records(manifest)
-    shards = config_dir(folder, manifest["config"])
-    present = {p.relative_to(folder).as_posix() for p in shards.iterdir()} if shards.is_dir() else set()
-    return present == set(records) and all(record_problem(folder, f, r) is None for f, r in records.items())
+    return store.files(manifest["config"]) == set(records) and \
+        all(store.problem(f, r) is None for f, r in records.items())
 
 
 def _kept_report(manifest: dict) -> ConfigReport:
@@ -221,8 +260,9 @@ def _recorded(folder: Path, plan: ConfigPlan, trusted: dict | None) -> dict[str,
     return records
 
 
-def _clear_stale(folder: Path, plan: ConfigPlan, recorded: dict[str, dict]) -> None:
+def _clear_stale(store: LocalStore | RemoteStore, plan: ConfigPlan, recorded: dict[str, dict]) -> None:
     """Take down the config's old manifest (its records move to the journal) and delete files the plan does not write."""
+    folder = store.state
     path = manifest_path(folder, plan.config)
     try:
         if path.exists():
@@ -231,19 +271,24 @@ def _clear_stale(folder: Path, plan: ConfigPlan, recorded: dict[str, dict]) -> N
                 if relpath not in journaled:
                     append_journal(folder, plan.config, plan.fingerprint, relpath, record)
             path.unlink()
-            write_card(folder, force=True)  # the card must not list a config that is being rewritten
-        shards = config_dir(folder, plan.config)
-        wanted = {folder / task.relpath for task in plan.tasks}
-        for file in shards.iterdir() if shards.is_dir() else ():
-            if file.suffix == ".tmp" or (file.suffix == ".parquet" and file not in wanted):
-                file.unlink()
+            _publish_card(store)  # the card must not list a config that is being rewritten
+        wanted = {task.relpath for task in plan.tasks}
+        for relpath in store.files(plan.config):
+            if relpath.endswith(".tmp") or (relpath.endswith(".parquet") and relpath not in wanted):
+                store.remove(relpath)
     except OSError as error:
         raise BuildError(f"cannot update {folder}: {os_error_text(error)} ({error.filename})") from None
 
 
-def _write_shards(pool, plans: list[ConfigPlan], folder: Path, recorded: dict[str, dict[str, dict]],
-                  progress: Progress | None, notify: Notify | None, tally: _Tally) -> list[ShardResult]:
-    """Run every shard task; each finished shard is journaled at once, so a stopped build keeps it."""
+def _write_shards(pool, plans: list[ConfigPlan], store: LocalStore | RemoteStore, recorded: dict[str, dict[str, dict]],
+                  progress: Progress | None, notify: Notify | None, tally: _Tally,
+                  elsewhere: bool = False) -> list[ShardResult]:
+    """Run every shard task; each finished shard is journaled at once, so a stopped build keeps it.
+
+    ``elsewhere``: the workers may not see the driver's disk. The driver then decides which
+    shards to keep, and the workers return the bytes (a local folder) or upload them (a URL).
+    """
+    folder = store.state
     tasks = [task for plan in plans for task in plan.tasks]
     if progress:
         progress("write", 0, sum(t.stop - t.start for t in tasks))
@@ -253,6 +298,11 @@ def _write_shards(pool, plans: list[ConfigPlan], folder: Path, recorded: dict[st
     def finish(future) -> None:
         task = futures.pop(future)
         result = future.result()
+        if result.data is not None:
+            store.write(result.relpath, result.data)
+            result.data = None
+        if task.relpath in rewritten:
+            result.rewritten = rewritten[task.relpath]
         results.append(result)
         tally.done += 1
         if not result.skipped:
@@ -262,9 +312,22 @@ def _write_shards(pool, plans: list[ConfigPlan], folder: Path, recorded: dict[st
         if progress:
             progress("write", task.stop - task.start, 0)
 
+    rewritten: dict[str, str] = {}
     try:
         for task in tasks:
-            futures[pool.submit(run_shard, task, str(folder), recorded[task.config].get(task.relpath))] = task
+            record = recorded[task.config].get(task.relpath)
+            if not elsewhere:
+                futures[pool.submit(run_shard, task, str(folder), record)] = task
+            else:
+                kept, why = _kept_shard(store, task, record)
+                if why:
+                    rewritten[task.relpath] = why
+                if kept is not None:
+                    futures[_done(kept)] = task
+                elif store.remote:
+                    futures[pool.submit(run_shard_elsewhere, task, store.url, store.storage_options)] = task
+                else:
+                    futures[pool.submit(run_shard_elsewhere, task)] = task
             for future in [f for f in futures if f.done()]:  # an in-process executor finishes at once
                 finish(future)
         for future in as_completed(list(futures)):
@@ -275,14 +338,33 @@ def _write_shards(pool, plans: list[ConfigPlan], folder: Path, recorded: dict[st
     return sorted(results, key=lambda r: r.relpath)
 
 
-def _manifest(plan: ConfigPlan, results: list[ShardResult], folder: Path, spec, rows_per_shard: int) -> dict:
-    import pyarrow.parquet as pq
+def _done(result: ShardResult) -> Future:
+    future: Future = Future()
+    future.set_result(result)
+    return future
 
+
+def _kept_shard(store: LocalStore | RemoteStore, task: ShardTask,
+                recorded: dict | None) -> tuple[ShardResult | None, str | None]:
+    """The driver's version of :func:`run_shard`'s check: (the kept shard, or None; why it is rewritten, or None)."""
+    stamp, stats = store.footer(task.relpath)
+    if stamp != task.stamp():
+        return None, None
+    if not recorded:
+        return None, "no SHA-256 was recorded for it (its build was cut short before it was journaled)"
+    if store.problem(task.relpath, recorded) is not None:
+        return None, "its bytes differ from the SHA-256 recorded when it was written"
+    return ShardResult(task.relpath, task.config, task.split, task.stop - task.start, stats, 0.0, skipped=True,
+                       record=dict(recorded)), None
+
+
+def _manifest(plan: ConfigPlan, results: list[ShardResult], store: LocalStore | RemoteStore, spec,
+              rows_per_shard: int) -> dict:
     splits = {}
     for split, rows in plan.splits.items():
         shards = [r for r in results if r.split == split]
         files = [r.relpath for r in shards]
-        metadata = [pq.read_metadata(folder / f) for f in files]
+        metadata = [store.metadata(f) for f in files]
         splits[split] = {
             "rows": rows,
             "files": files,
@@ -294,10 +376,11 @@ def _manifest(plan: ConfigPlan, results: list[ShardResult], folder: Path, spec, 
         }
         if sum(r.record["rows"] for r in shards) != rows:
             raise BuildError(f"{plan.config} {split}: the shards hold {sum(m.num_rows for m in metadata)} rows, "
-                             f"expected {rows}; delete {config_dir(folder, plan.config)} and rebuild")
+                             f"expected {rows}; delete {store.url}/data/{plan.config} and rebuild")
     return {"config": plan.config, "manifest_format": MANIFEST_FORMAT, "fingerprint": plan.fingerprint,
             "spec_file": Path(str(spec)).name, **plan.info, "versions": environment_versions(),
-            "rows_per_shard": rows_per_shard, "columns": dict(plan.columns), "splits": splits}
+            "rows_per_shard": rows_per_shard, "parquet_format": PARQUET_FORMAT, "columns": dict(plan.columns),
+            "splits": splits}
 
 
 def _sum_stats(stats_list) -> dict[str, int]:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 from cogen.errors import BuildError
 
-__all__ = ["EXECUTORS", "SerialExecutor", "make_executor"]
+__all__ = ["EXECUTORS", "SerialExecutor", "check_worker_versions", "make_executor", "worker_versions"]
 
 EXECUTORS = ("local", "dask")
 
@@ -38,11 +38,20 @@ class SerialExecutor(Executor):
 
 
 @contextmanager
-def make_executor(kind: str = "local", workers: int = 1, address: str | None = None):
-    """Yield an executor: ``local`` (process pool, or in-process for one worker) or ``dask``."""
+def make_executor(kind: str = "local", workers: int = 1, address: str | None = None, *,
+                  scheduler_file: str | None = None, client=None):
+    """Yield an executor: ``local`` (process pool, or in-process for one worker) or ``dask``.
+
+    A Dask cluster is reached through ``client`` (an existing ``distributed.Client``: TLS,
+    Gateway, Kubernetes), a ``scheduler_file``, or an ``address``; with none, a ``LocalCluster``
+    of ``workers`` processes is started. Every Dask worker must run the driver's versions of the
+    libraries that decide the bytes (:func:`check_worker_versions`).
+    """
+    remote = {"--dask-address": address, "--dask-scheduler-file": scheduler_file, "client": client}
+    given = [name for name, value in remote.items() if value is not None]
     if kind == "local":
-        if address:
-            raise BuildError("--dask-address only goes with --executor dask")
+        if given:
+            raise BuildError(f"{given[0]} only goes with --executor dask")
         if workers <= 1:
             yield SerialExecutor()
             return
@@ -56,7 +65,9 @@ def make_executor(kind: str = "local", workers: int = 1, address: str | None = N
         pool.shutdown(wait=True)
         return
     if kind == "dask":
-        yield from _dask_executor(workers, address)
+        if len(given) > 1:
+            raise BuildError(f"give one way to reach the Dask cluster, not {' and '.join(given)}")
+        yield from _dask_executor(workers, address, scheduler_file, client)
         return
     raise BuildError(f"unknown executor {kind!r}; choose one of: {', '.join(EXECUTORS)}")
 
@@ -94,19 +105,56 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=True)
 
 
-def _dask_executor(workers: int, address: str | None):
+def _dask_executor(workers: int, address: str | None, scheduler_file: str | None, client):
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise BuildError("the dask executor needs the `dask` extra: pip install 'cogen[dask]'") from None
-    if address:
+    if client is not None:  # the caller's client: used, never closed
+        check_worker_versions(client)
+        yield client.get_executor(pure=False)
+        return
+    if address or scheduler_file:
+        where = f"the Dask scheduler at {address}" if address else f"the Dask scheduler of {scheduler_file}"
         try:
-            client = Client(address, timeout="10s")
-        except OSError as error:
-            raise BuildError(f"cannot reach the Dask scheduler at {address}: {error}") from None
+            client = Client(address, timeout="10s") if address else Client(scheduler_file=scheduler_file, timeout="10s")
+        except (OSError, ValueError) as error:
+            raise BuildError(f"cannot reach {where}: {error}") from None
         with client:
+            check_worker_versions(client)
             yield client.get_executor(pure=False)
         return
     with LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
+        check_worker_versions(client)
         yield client.get_executor(pure=False)
+
+
+def worker_versions() -> dict[str, str]:
+    """What a worker reports: the versions of the libraries that decide a shard's bytes."""
+    from cogen.folder import environment_versions
+
+    return environment_versions()
+
+
+def check_worker_versions(client) -> None:
+    """Refuse (:class:`BuildError`) a Dask cluster whose workers run other versions than the driver.
+
+    The bytes of a shard depend on cogen, numpy, numba and pyarrow, so a mixed cluster would
+    write a dataset that no single environment reproduces. Runs before any shard is submitted.
+    """
+    from cogen.folder import environment_versions
+
+    try:
+        client.wait_for_workers(1, timeout=60)
+    except (TimeoutError, OSError):
+        raise BuildError("the Dask cluster has no worker (waited 60 s); start workers, then build again") from None
+    driver = environment_versions()
+    reported = client.run(worker_versions)
+    problems = [f"worker {worker} has {name} {versions.get(name, '(missing)')}, the driver {wanted}"
+                for worker, versions in sorted(reported.items())
+                for name, wanted in driver.items() if versions.get(name) != wanted]
+    if problems:
+        raise BuildError("the Dask workers do not run the driver's libraries, and a shard's bytes depend on them: "
+                         + "; ".join(problems) + ". Install the same versions on every worker (e.g. one container "
+                         "image or `pip install cogen==<version>` with the same lock file), then build again")

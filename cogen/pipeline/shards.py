@@ -23,15 +23,21 @@ from cogen.families import family
 from cogen.folder import arrow_schema, file_sha256, shard_record, shard_relpath
 from cogen.pipeline.stages import stage
 
-__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "encode_shard", "read_stamp", "run_shard", "shard_ranges",
-           "task_table", "write_bytes_atomic", "write_parquet_atomic"]
+__all__ = ["PARQUET_FORMAT", "ConfigPlan", "ShardResult", "ShardTask", "encode_shard", "parquet_layout_options",
+           "read_stamp", "row_group_rows", "run_shard", "run_shard_elsewhere", "shard_ranges", "task_table",
+           "write_bytes_atomic", "write_parquet", "write_parquet_atomic", "writer_options"]
 
 #: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
 ROW_GROUP_ROWS = 10_000
-#: Version of how shard files are encoded (writer options, not rows); in every shard's stamp, so a
-#: resumed build rewrites shards encoded another way instead of mixing them. 2: no dictionary,
-#: zstd level 1, large write batches (:func:`writer_options`; same rows, fewer CPU seconds).
-SHARD_FORMAT = 2
+#: Uncompressed bytes per row group at most, as ``datasets`` writes (100 MB): big Compositional-ARC
+#: episodes get fewer rows per group.
+ROW_GROUP_BYTES = 100 * 1000 * 1000
+#: Version of how shard files are encoded (not their rows), in every shard's stamp and every
+#: manifest, so a resumed build never keeps a shard (or a whole config) encoded another way next to
+#: new ones. 2: the page index, content-defined chunking and the byte bound on row groups
+#: (:func:`parquet_layout_options`), no dictionaries, zstd level 1 and large write batches
+#: (:func:`writer_options`; same rows, fewer CPU seconds).
+PARQUET_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ class ShardTask:
     def stamp(self) -> dict:
         """What the shard's footer records about how it was made."""
         return {"fingerprint": self.fingerprint, "config": self.config, "split": self.split,
-                "start": self.start, "stop": self.stop, "shard_format": SHARD_FORMAT}
+                "start": self.start, "stop": self.stop, "parquet_format": PARQUET_FORMAT}
 
 
 @dataclass
@@ -89,7 +95,9 @@ class ShardResult:
     """What a worker reports back: rows written, statistics, time, whether it was skipped.
 
     ``record`` is the shard's record for the manifest (SHA-256, bytes, rows, row groups);
-    ``rewritten`` says why an existing file with the shard's stamp was written again (or None).
+    ``rewritten`` says why an existing file with the shard's stamp was written again (or None);
+    ``data`` holds the file's bytes when the worker returned them instead of writing them
+    (:func:`run_shard_elsewhere`).
     """
 
     relpath: str
@@ -101,6 +109,7 @@ class ShardResult:
     skipped: bool = False
     record: dict = field(default_factory=dict)
     rewritten: str | None = None
+    data: bytes | None = field(default=None, repr=False)
 
 
 def shard_ranges(n: int, rows_per_shard: int) -> list[tuple[int, int]]:
@@ -121,29 +130,12 @@ def read_stamp(path: Path) -> tuple[dict | None, dict[str, int]]:
         return None, {}
 
 
-def _write_parquet(sink, schema, tables: Iterator, stamp: dict, stats: dict | None) -> int:
-    """Write ``tables`` as one Parquet file into ``sink`` (a path or an Arrow stream); returns the row count."""
-    import pyarrow.parquet as pq
-
-    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
-    rows = 0
-    with pq.ParquetWriter(sink, schema, **writer_options()) as writer:
-        for table in tables:
-            with stage("parquet encoding"):
-                writer.write_table(table.cast(schema) if table.schema != schema else table, row_group_size=ROW_GROUP_ROWS)
-            rows += table.num_rows
-        writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
-        with stage("file i/o"):
-            writer.close()  # writes the footer (closing twice is harmless)
-    return rows
-
-
 def encode_shard(task: ShardTask, tables: Iterator, stats: dict) -> bytes:
     """The bytes of ``task``'s shard file made of ``tables``: the same bytes :func:`run_shard` writes."""
     import pyarrow as pa
 
     sink = pa.BufferOutputStream()
-    _write_parquet(sink, arrow_schema(dict(task.columns)), tables, task.stamp(), stats)
+    write_parquet(sink, arrow_schema(dict(task.columns)), tables, task.stamp(), stats)
     return sink.getvalue().to_pybytes()
 
 
@@ -152,7 +144,7 @@ def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stat
 
     ``stats`` (filled while ``tables`` is consumed) is stored in the footer next to ``stamp``.
     """
-    return _atomic(path, lambda temporary: _write_parquet(temporary, schema, tables, stamp, stats))
+    return _atomic(path, lambda temporary: write_parquet(temporary, schema, tables, stamp, stats))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
@@ -178,7 +170,8 @@ def _atomic(path: Path, write):
 
 
 def writer_options() -> dict:
-    """Options of every shard's :class:`pyarrow.parquet.ParquetWriter` (:data:`SHARD_FORMAT`).
+    """Encoding options of every shard's :class:`pyarrow.parquet.ParquetWriter` (:data:`PARQUET_FORMAT`;
+    the layout options are :func:`parquet_layout_options`).
 
     Chosen by measurement (``benchmarks/bench_build.py writer``): the nested grid columns cost
     most, in Arrow's level encoding more than in compression, and a large write batch (values
@@ -188,6 +181,56 @@ def writer_options() -> dict:
     """
     return {"compression": "zstd", "compression_level": 1, "use_dictionary": False, "write_statistics": False,
             "write_batch_size": 1 << 20}
+
+
+def write_parquet(where, schema, tables: Iterator, stamp: dict, stats: dict | None = None) -> int:
+    """Write ``tables`` as one Parquet file to ``where`` (a path or a pyarrow output stream); returns
+    the row count. Every shard goes through here, so a shard's bytes never depend on where it lands."""
+    import pyarrow.parquet as pq
+
+    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
+    rows = 0
+    with pq.ParquetWriter(where, schema, **writer_options(), **parquet_layout_options()) as writer:
+        for table in tables:
+            with stage("parquet encoding"):
+                table = table.cast(schema) if table.schema != schema else table
+                writer.write_table(table, row_group_size=row_group_rows(table))
+            rows += table.num_rows
+        writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
+        with stage("file i/o"):
+            writer.close()  # writes the footer (closing twice is harmless)
+    return rows
+
+
+def parquet_layout_options() -> dict:
+    """Writer options of the layout ``datasets`` writes: a page index (readers skip pages), and
+    content-defined chunking where the installed pyarrow has it (>= 21; the Hub deduplicates
+    re-uploads by chunk). The shard bytes thus depend on the pyarrow version, which every
+    manifest records and a Dask build checks on every worker."""
+    import pyarrow.parquet as pq
+
+    options = {"write_page_index": True}
+    if _has_writer_option(pq, "use_content_defined_chunking"):
+        options["use_content_defined_chunking"] = True
+    return options
+
+
+def _has_writer_option(pq, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(pq.ParquetWriter.__init__).parameters or \
+            name in (pq.ParquetWriter.__init__.__doc__ or "") or name in (pq.write_table.__doc__ or "")
+    except (TypeError, ValueError):
+        return False
+
+
+def row_group_rows(table) -> int:
+    """Rows per row group for ``table``: at most :data:`ROW_GROUP_ROWS`, and about
+    :data:`ROW_GROUP_BYTES` uncompressed at most."""
+    if table.num_rows == 0 or table.nbytes <= ROW_GROUP_BYTES:
+        return ROW_GROUP_ROWS
+    return max(1, min(ROW_GROUP_ROWS, ROW_GROUP_BYTES * table.num_rows // table.nbytes))
 
 
 def run_shard(task: ShardTask, folder: str, recorded: dict | None = None) -> ShardResult:
@@ -246,3 +289,36 @@ def task_table(task: ShardTask):
     tables = list(family(task.family).load("shard_writer")(task, {}))
     schema = arrow_schema(dict(task.columns)).remove_metadata()
     return pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()
+
+
+def run_shard_elsewhere(task: ShardTask, url: str | None = None, storage_options: dict | None = None) -> ShardResult:
+    """Make one shard in memory, for a worker that shares no disk with the driver.
+
+    With ``url`` (an fsspec URL of the output folder, e.g. ``s3://bucket/c3``) the worker writes
+    the file there itself; without, the bytes come back in :attr:`ShardResult.data` for the driver
+    to write. The bytes are those :func:`run_shard` writes. Keeping finished shards on resume is
+    the driver's job here (it alone sees the records).
+    """
+    import pyarrow as pa
+
+    from cogen.folder import buffer_record
+
+    start = time.perf_counter()
+    if task.encoded is not None:  # made by the key pass: the bytes the tables below would give
+        data, stats = task.encoded
+        rows = task.stop - task.start
+    else:
+        stats = {}
+        sink = pa.BufferOutputStream()
+        shard_tables = family(task.family).load("shard_writer")
+        rows = write_parquet(sink, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(), stats)
+        data = sink.getvalue().to_pybytes()
+    result = ShardResult(task.relpath, task.config, task.split, rows, stats, 0.0, record=buffer_record(data))
+    if url is None:
+        result.data = data
+    else:
+        from cogen.pipeline.stores import put_file
+
+        put_file(f"{url.rstrip('/')}/{task.relpath}", data, storage_options)
+    result.seconds = time.perf_counter() - start
+    return result

@@ -120,12 +120,22 @@ class FamilyChecks(Protocol):
 
 
 def verify(folder: str | Path, shards_per_config: int = 2, *, full: bool = False,
-           progress: Progress | None = None) -> list[Check]:
+           progress: Progress | None = None, storage_options: dict | None = None) -> list[Check]:
     """Run every check on the dataset folder ``folder`` (see the module docstring).
 
     ``shards_per_config``: shards each config regenerates for the determinism check; ``full``:
     re-derive every row's outputs, not a sample; ``progress`` hears of every decoded row group.
+    ``folder`` may be an fsspec URL (``s3://bucket/c3``, with ``storage_options``): the folder is
+    copied into a temporary folder first, since every byte is read anyway.
     """
+    from cogen.pipeline.stores import download_folder, is_url
+
+    if is_url(folder):
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="cogen-verify-") as local:
+            download_folder(str(folder), local, storage_options)
+            return verify(local, shards_per_config, full=full, progress=progress)
     folder = Path(folder)
     manifests = folder_manifests(folder)
     if progress:
