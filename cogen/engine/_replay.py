@@ -44,6 +44,17 @@ def _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
 
 
 @kernel
+def _scratch(rows, sizes, object_starts):
+    """A grid, object boxes and object pixels big enough for every row of ``rows``."""
+    max_h, max_w, max_n = 1, 1, 1
+    for s in rows:
+        max_h, max_w = max(max_h, sizes[s, 0]), max(max_w, sizes[s, 1])
+        max_n = max(max_n, object_starts[s + 1] - object_starts[s])
+    return (np.zeros((max_h, max_w), np.int8), np.zeros((max_n, 4), np.int32),
+            np.zeros((max_n, max_h * max_w), np.int8))
+
+
+@kernel
 def _same(grid, cells, start, height, width):
     """True when ``grid[:height, :width]`` holds the row-major ``cells[start:]``."""
     for r in range(height):
@@ -64,13 +75,7 @@ def replay(rows, sizes, inputs, input_starts, outputs, output_starts, tokens, to
     positions ((m, 2) int64) at ``object_starts[s]:object_starts[s + 1]``. ``bank`` = (pixels,
     offsets, shapes) of the object bank.
     """
-    max_h, max_w, max_n = 1, 1, 1
-    for s in rows:
-        max_h, max_w = max(max_h, sizes[s, 0]), max(max_w, sizes[s, 1])
-        max_n = max(max_n, object_starts[s + 1] - object_starts[s])
-    grid = np.zeros((max_h, max_w), np.int8)
-    boxes = np.zeros((max_n, 4), np.int32)
-    pixels = np.zeros((max_n, max_h * max_w), np.int8)
+    grid, boxes, pixels = _scratch(rows, sizes, object_starts)
     for j in range(rows.shape[0]):
         s = rows[j]
         height, width, n = sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
@@ -101,13 +106,7 @@ def replay_frames(rows, sizes, tokens, token_starts, ids, positions, object_star
     ``f``'s cells row-major at ``frames[frame_starts[f]:]``, each of the row's ``sizes[s]``; the
     other arrays as :func:`replay`.
     """
-    max_h, max_w, max_n = 1, 1, 1
-    for s in rows:
-        max_h, max_w = max(max_h, sizes[s, 0]), max(max_w, sizes[s, 1])
-        max_n = max(max_n, object_starts[s + 1] - object_starts[s])
-    grid = np.zeros((max_h, max_w), np.int8)
-    boxes = np.zeros((max_n, 4), np.int32)
-    pixels = np.zeros((max_n, max_h * max_w), np.int8)
+    grid, boxes, pixels = _scratch(rows, sizes, object_starts)
     for j in range(rows.shape[0]):
         s = rows[j]
         height, width, n = sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
