@@ -181,16 +181,10 @@ def open_stream(spec: str, data, config: str):
 
     manifest = experiment_manifest(data, config)
     stream = SampleStream(spec, config, "train", seed=manifest.get("seed"), guard=data)
-    built = CogitaoBuilder(stream_setting(spec, manifest.get("seed"))).fingerprint(stream.experiment)
+    built = CogitaoBuilder(stream.setting).fingerprint(stream.experiment)
     if built != manifest.get("fingerprint"):
         raise BaselineError(f"--stream {spec}: its {config} is not the experiment {data} was built from (their "
                             "fingerprints differ); stream the spec the data was built with, or rebuild the data "
                             "from this spec")
     return stream
 
-
-def stream_setting(spec: str, seed: int | None):
-    """The setting of ``spec`` with ``seed`` (as the stream reads it)."""
-    from cogen.specs import load_spec, locate_configs
-
-    return load_spec(locate_configs(spec)[0]).with_seed(seed)

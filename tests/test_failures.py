@@ -19,21 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_cli_build import SPEC  # the same tiny spec the CLI tests build
 
 from cogen.pipeline import build
-
-SPEC = """\
-setting: T
-seed: 3
-defaults:
-  grid: {height: [8, 8], width: [8, 8]}
-  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
-  sizes: {train: 40, validation: 5, test: 5, validation_ood: 5, test_ood: 5}
-experiments:
-  T-1:
-    in_domain: {sequences: [[translate_up], [rot90]]}
-    out_of_domain: {sequences: [[translate_up, rot90]]}
-"""
 
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:

@@ -10,6 +10,7 @@ other, saying why when the file was damaged or its record is lost.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -207,16 +208,18 @@ def parquet_layout_options() -> dict:
     content-defined chunking where the installed pyarrow has it (>= 21; the Hub deduplicates
     re-uploads by chunk). The shard bytes thus depend on the pyarrow version, which every
     manifest records and a Dask build checks on every worker."""
-    import pyarrow.parquet as pq
-
     options = {"write_page_index": True}
-    if _has_writer_option(pq, "use_content_defined_chunking"):
+    if _has_writer_option("use_content_defined_chunking"):
         options["use_content_defined_chunking"] = True
     return options
 
 
-def _has_writer_option(pq, name: str) -> bool:
+@functools.cache
+def _has_writer_option(name: str) -> bool:
+    """Whether the installed pyarrow's ParquetWriter takes ``name`` (asked once per process, not per shard)."""
     import inspect
+
+    import pyarrow.parquet as pq
 
     try:
         return name in inspect.signature(pq.ParquetWriter.__init__).parameters or \

@@ -132,6 +132,7 @@ class SampleStream:
                             f"{', '.join(self.experiment.splits())}")
         if batch_size < 1:
             raise DataError(f"batch_size must be at least 1, got {batch_size}")
+        self.setting = setting
         self.split, self.seed, self.batch_size = split, setting.seed, int(batch_size)
         self.job = SplitJob.of(self.experiment.domain(split), setting.seed, self.experiment.name, split)
         grid = self.job.domain.grid
