@@ -101,6 +101,27 @@ def test_rendering_laws():
         assert np.array_equal(shown, grid_[: size[0], : size[1]])
 
 
+@pytest.mark.parametrize("fmt", ["png", "jpeg"])
+def test_batched_encoding_equals_encoding_each_rendering(fmt):
+    """``encode_grids`` keeps crisp images as palette indices until Pillow encodes them: what it
+    writes must be what encoding each grid's own RGB rendering gives (JPEG: the same bytes; PNG:
+    the same pixels, stored as a palette image)."""
+    from PIL import Image
+
+    from cogen.render import encode
+
+    settings = RenderSettings(size=32, background="black", format=fmt)
+    rng = np.random.default_rng(11)
+    grids = rng.integers(0, 10, (6, 8, 8)).astype(np.int8)
+    sizes = np.array([[8, 8], [3, 5], [8, 8], [1, 1], [3, 5], [7, 2]])
+    for grid, size, data in zip(grids, sizes, encode_grids(grids, sizes, settings), strict=True):
+        image = render_grid(grid[: size[0], : size[1]], settings)
+        if fmt == "jpeg":
+            assert data == encode(image, settings)
+        else:
+            assert np.array_equal(np.asarray(Image.open(io.BytesIO(data)).convert("RGB")), image)
+
+
 def test_fewer_than_one_pixel_per_cell_is_refused():
     with pytest.raises(DataError, match="fewer than one pixel per cell"):
         render_grid(np.zeros((30, 10), np.int8), RenderSettings(size=20))

@@ -85,7 +85,7 @@ def _indexed(grids: np.ndarray, height: int, width: int, settings: RenderSetting
     """``(n, size, size)`` uint8 colour indices of ``n`` grids of one shape (nearest resampling)."""
     check_size(settings, height, width)
     flat = np.ascontiguousarray(grids[:, :height, :width], np.uint8).reshape(len(grids), -1)
-    return flat[:, _gather(settings.size, height, width)]
+    return np.take(flat, _gather(settings.size, height, width), axis=1)  # C-contiguous images, unlike flat[:, gather]
 
 
 def _rgb(grid: np.ndarray, settings: RenderSettings) -> np.ndarray:
@@ -122,7 +122,9 @@ def _palette_image(width: int, height: int, palette: tuple[int, ...]):
 
 def encode(image: np.ndarray, settings: RenderSettings, palette: np.ndarray | None = None) -> bytes:
     """PNG or JPEG bytes of an ``(S, S, 3)`` uint8 image (JPEG at quality 100, 4:4:4), or, with
-    ``palette``, of an ``(S, S)`` image of its indices (a palette PNG: a third of the bytes to compress)."""
+    ``palette``, of an ``(h, w)`` array of palette indices drawn at ``settings.size`` (Pillow's
+    nearest resampling, which :func:`_cells` follows): a palette PNG (a third of the bytes to
+    compress), or a JPEG of the colours Pillow looks up (the same bytes as from the RGB image)."""
     import io
 
     from PIL import Image
@@ -130,6 +132,10 @@ def encode(image: np.ndarray, settings: RenderSettings, palette: np.ndarray | No
     if palette is not None:
         picture = _palette_image(image.shape[1], image.shape[0], tuple(palette.ravel().tolist())).copy()
         picture.frombytes(np.ascontiguousarray(image, np.uint8).tobytes())
+        if picture.size != (settings.size, settings.size):
+            picture = picture.resize((settings.size, settings.size), Image.NEAREST)
+        if settings.format != "png":
+            picture = picture.convert("RGB")
     else:
         picture = Image.fromarray(image)
     out = io.BytesIO()
@@ -141,21 +147,18 @@ def encode(image: np.ndarray, settings: RenderSettings, palette: np.ndarray | No
 
 
 def encode_grids(grids: np.ndarray, sizes: np.ndarray, settings: RenderSettings) -> list[bytes]:
-    """Encoded images of the padded ``grids`` (``(n, Hmax, Wmax)``), each its true ``sizes[i]``;
-    grids of one shape are drawn in one NumPy gather."""
-    out: list[bytes] = [b""] * len(grids)
-    palette = colours(settings)
-    indexed = _crisp(settings) and settings.format == "png"
+    """Encoded images of the padded ``grids`` (``(n, Hmax, Wmax)``), each its true ``sizes[i]``.
+
+    Crisp images (nearest, no blur) stay palette indices until Pillow scales and encodes them, so
+    no ``(n, S, S, 3)`` array is ever held: per image, Pillow's C code does the work."""
     for height, width in np.unique(sizes, axis=0):
-        rows = np.flatnonzero((sizes[:, 0] == height) & (sizes[:, 1] == width))
-        if _crisp(settings):
-            images = _indexed(grids[rows], int(height), int(width), settings)
-            for row, image in zip(rows, images, strict=True):
-                out[row] = encode(image, settings, palette) if indexed else encode(palette[image], settings)
-        else:
-            for row in rows:
-                out[row] = encode(_rgb(grids[row, :height, :width].astype(np.int64), settings), settings)
-    return out
+        check_size(settings, int(height), int(width))
+    palette = colours(settings)
+    if _crisp(settings):
+        return [encode(grid[:height, :width], settings, palette)
+                for grid, (height, width) in zip(grids, sizes.tolist(), strict=True)]
+    return [encode(_rgb(grid[:height, :width].astype(np.int64), settings), settings)
+            for grid, (height, width) in zip(grids, sizes.tolist(), strict=True)]
 
 
 def to_grid(image, shape: tuple[int, int], settings: RenderSettings = RenderSettings()) -> np.ndarray:
