@@ -4,6 +4,7 @@ exactly the states the sampler validated, re-derivable, without changing a byte 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -96,6 +97,14 @@ def test_object_frames_change_no_byte_of_the_other_columns(builds, with_objects,
             kept = kept.drop(["actions"])
         assert kept.equals(others[name]), name
         assert not set(added) & set(others[name].column_names)
+
+
+def test_builds_without_object_frames_keep_the_rows_they_had_before_the_option(builds):
+    """Plain and frames-only builds: the rows main wrote before object frames existed (tests/golden)."""
+    from test_sampling_modes import row_digests
+
+    golden = json.loads((Path(__file__).parent / "golden" / "frames_digests.json").read_text())["digests"]
+    assert {name: row_digests(builds[name]) for name in golden} == golden
 
 
 def test_one_and_two_workers_write_identical_bytes(builds, tmp_path):
