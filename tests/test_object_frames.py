@@ -151,3 +151,11 @@ def test_object_frames_are_read_alone_with_frames_and_per_experiment():
     text = SPEC.format(output="output: {frames: true}").replace(
         "  Q-1:\n", "  Q-0:\n    output: {object_frames: true}\n    in_domain: {sequences: [[rot90]]}\n  Q-1:\n")
     assert [e.output for e in parse_spec_text(text).experiments] == [("frames", "object_frames"), ("frames",)]
+
+
+def test_the_card_describes_the_object_frame_columns(builds):
+    from cogen.families import FAMILIES
+
+    card = (builds["objects"] / "README.md").read_text()
+    for name, type_ in OBJECT_FRAME_COLUMNS + (("actions", "list<string>"),):
+        assert f"| `{name}` | `{type_}` | {FAMILIES['cogitao'].column_notes[name]} |" in card
