@@ -159,3 +159,16 @@ def test_the_card_describes_the_object_frame_columns(builds):
     card = (builds["objects"] / "README.md").read_text()
     for name, type_ in OBJECT_FRAME_COLUMNS + (("actions", "list<string>"),):
         assert f"| `{name}` | `{type_}` | {FAMILIES['cogitao'].column_notes[name]} |" in card
+
+
+@pytest.mark.parametrize("output,words", [
+    ("output: {object_frame: true}", ["unknown key 'object_frame'", "frames", "object_frames"]),
+    ("output: {object_frames: 1}", ["output.object_frames must be true or false"]),
+])
+def test_bad_object_frame_options_are_named(output, words):
+    from cogen.errors import SpecError
+
+    with pytest.raises(SpecError) as error:
+        parse_spec_text(SPEC.format(output=output), "q.yaml")
+    for word in words:
+        assert word in str(error.value)
