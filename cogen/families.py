@@ -187,6 +187,11 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
             "frames": "sequential builds (`output: {frames: true}`): depth + 1 whole grids, the input then the grid "
                       "after each step, exactly the frames the sampler checked",
             "actions": "sequential builds: the transformation that makes each frame from the one before",
+            "object_boxes": "object-frame builds (`output: {object_frames: true}`): per object (in `object_ids` order), "
+                            "per step (0 = input ... depth = output), its box (row, col, height, width) on the grid",
+            "object_grids": "object-frame builds: per object, per step, its tight height x width array (0 = background, "
+                            "so its mask is `!= 0`), exactly the objects the sampler checked; drawn at their boxes "
+                            "they make the frames",
             "input_image": "RGB builds (`render:`): the input drawn as an image (PNG or JPEG; `datasets.Image`); "
                            "`cogen.render.to_grid` reads it back",
             "output_image": "RGB builds (`render:`): the output drawn as an image",

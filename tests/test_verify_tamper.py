@@ -367,3 +367,43 @@ def test_a_single_config_card_in_the_mapping_form_datasets_writes_still_verifies
     card.write_text("---\n" + yaml.safe_dump(data, sort_keys=False) + "---" + body)
     check = next(c for c in verify(folder, shards_per_config=0) if c.name == "card")
     assert not check.ok and "row counts differ" in check.detail
+
+
+def _object_cell(step: int):
+    def change(columns):  # one cell of the first object's array at ``step``
+        array = columns["object_grids"][0][0][step]
+        array[0][0] = (array[0][0] + 1) % 10
+    return change
+
+
+def _object_box(columns):  # the first object's box at its last step one row lower, its array unchanged
+    columns["object_boxes"][0][0][-1][0] += 1
+
+
+def _object_steps(columns):  # the first object loses its last step
+    del columns["object_boxes"][0][0][-1], columns["object_grids"][0][0][-1]
+
+
+@pytest.fixture(scope="module")
+def object_frames_build(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("tamper_objects")
+    spec = root / "v.yaml"
+    spec.write_text("output: {object_frames: true}\n" + COGITAO_SPEC)
+    build(spec, root / "cogitao", workers=1)
+    return root / "cogitao"
+
+
+@pytest.mark.parametrize("change, outcome", [
+    (_object_cell(-1), "an object frame differs from the engine's step"),
+    (_object_cell(0), "object frames do not start at the placed objects"),
+    (_object_box, "an object frame differs from the engine's step"),
+    (_object_steps, "object frames do not match the row's objects, steps or boxes"),
+], ids=["last array", "first array", "box", "steps"])
+def test_a_damaged_object_frame_fails_re_derived_outputs_alone(object_frames_build, tmp_path, change, outcome):
+    folder = tmp_path / "cogitao"
+    shutil.copytree(object_frames_build, folder)
+    assert not failed(verify(folder, shards_per_config=0))
+    _edit(_shard(folder, "V-1", "train"), change)
+    bad = failed(verify(folder, shards_per_config=0))
+    assert [(c.config, c.name) for c in bad] == [("V-1", "re-derived outputs")]
+    assert f"row 0: {outcome}" in bad[0].detail

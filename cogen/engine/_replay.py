@@ -16,7 +16,8 @@ from cogen.engine._kernels import OK, render_scene, run_scene
 
 KERNELS_SHA256 = "0a8d3008c3947e7e531c43cd4bfe07b7810ec158823e1145b56c9c90e0597d26"
 
-__all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "replay", "replay_frames"]
+__all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "replay", "replay_frames",
+           "replay_objects"]
 
 #: Outcome of each row: replayed and equal, input not drawn by its objects, sequence fails,
 #: output differs from the engine's, an object id or position that cannot be.
@@ -129,5 +130,56 @@ def replay_frames(rows, sizes, tokens, token_starts, ids, positions, object_star
                 status[j] = CANNOT_REPLAY
                 break
             if not _same(grid, frames, frame_starts[first + 1 + step], height, width):
+                status[j] = OUTPUT_DIFFERS
+                break
+
+
+@kernel
+def _same_objects(boxes, pixels, n, stored, s, step):
+    """True when objects ``0..n-1`` hold the boxes and tight pixels stored for row ``s``'s step ``step``."""
+    objects, steps, object_boxes, cells, cell_starts = stored
+    for i in range(n):
+        e = steps[objects[s] + i] + step
+        h, w = boxes[i, 2], boxes[i, 3]
+        for c in range(4):
+            if boxes[i, c] != object_boxes[e, c]:
+                return False
+        start = cell_starts[e]
+        for x in range(h * w):
+            if pixels[i, x] != cells[start + x]:
+                return False
+    return True
+
+
+@kernel
+def replay_objects(rows, sizes, tokens, token_starts, ids, positions, object_starts, stored, bank, status):
+    """Re-derive the stored object frames of ``rows`` step by step; ``status[j]`` as :func:`replay`
+    (``INPUT_DIFFERS`` when step 0 is not the objects placed from the bank, ``OUTPUT_DIFFERS`` when a
+    later step is not the engine's step from the one before).
+
+    ``stored`` = (objects, steps, boxes, cells, cell_starts): stored object ``k`` (row ``s``'s are
+    ``objects[s]`` to ``objects[s + 1]``, as many as the row's bank objects) has entries ``steps[k]`` (its step 0) to
+    ``steps[k + 1]``, one per step; entry ``e``'s box (row, col, height, width) is ``boxes[e]``, its
+    tight pixels row-major at ``cells[cell_starts[e]:]``. Every object of a row must hold depth + 1
+    entries whose arrays match their boxes (checked by the caller). Other arrays as :func:`replay`.
+    """
+    grid, boxes, pixels = _scratch(rows, sizes, object_starts)
+    for j in range(rows.shape[0]):
+        s = rows[j]
+        height, width, n = sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
+        pixels[:n] = 0
+        if not _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
+            status[j] = BAD_OBJECT
+            continue
+        if not _same_objects(boxes, pixels, n, stored, s, 0):
+            status[j] = INPUT_DIFFERS
+            continue
+        status[j] = REPLAYED
+        for step in range(token_starts[s + 1] - token_starts[s]):
+            start = token_starts[s] + step
+            if run_scene(tokens[start: start + 1], height, width, boxes[:n], pixels[:n], grid) != OK:
+                status[j] = CANNOT_REPLAY
+                break
+            if not _same_objects(boxes, pixels, n, stored, s, 1 + step):
                 status[j] = OUTPUT_DIFFERS
                 break

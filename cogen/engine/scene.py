@@ -16,7 +16,8 @@ from cogen.engine import _kernels
 from cogen.engine.registry import Transform, resolve, sequence_tokens
 from cogen.errors import PlacementError, TransformError
 
-__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "pack", "render", "replay_frames", "replay_scenes", "unpack"]
+__all__ = ["PlacedObject", "SceneResult", "apply", "apply_sequence", "pack", "render", "replay_frames", "replay_objects",
+           "replay_scenes", "unpack"]
 
 
 class PlacedObject(NamedTuple):
@@ -181,4 +182,22 @@ def replay_frames(rows, sizes, tokens, token_starts, ids, positions, object_star
     _replay.replay_frames(ints(rows), ints(sizes), ints(tokens), ints(token_starts), ints(ids),
                           ints(positions).reshape(-1, 2), ints(object_starts), ints(frames, np.int8),
                           ints(frame_starts), ints(frame_offsets), tuple(ints(a, a.dtype) for a in bank), status)
+    return status
+
+
+def replay_objects(rows, sizes, tokens, token_starts, ids, positions, object_starts, stored, bank) -> np.ndarray:
+    """Re-derive stored object frames step by step with the engine: the outcome of each row of ``rows``
+    (0: every object's box and array at every step equal to the engine's; ``stored`` = (objects, steps,
+    boxes, cells, cell_starts), see :func:`cogen.engine._replay.replay_objects`)."""
+    from cogen.engine import _replay
+
+    def ints(array, dtype=np.int64):
+        return np.ascontiguousarray(array, dtype)
+
+    objects, steps, boxes, cells, cell_starts = stored
+    status = np.zeros(len(rows), np.int64)
+    _replay.replay_objects(ints(rows), ints(sizes), ints(tokens), ints(token_starts), ints(ids),
+                           ints(positions).reshape(-1, 2), ints(object_starts),
+                           (ints(objects), ints(steps), ints(boxes).reshape(-1, 4), ints(cells, np.int8), ints(cell_starts)),
+                           tuple(ints(a, a.dtype) for a in bank), status)
     return status

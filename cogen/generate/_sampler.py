@@ -172,26 +172,43 @@ def _unchanged(grid_in, grid_out, height, width):
 
 
 @kernel
-def _run_steps(sequence, length, height, width, boxes, pixels, grid_out, frames):
-    """:func:`run_scene` one step at a time, copying each validated frame into ``frames[1 + step]``.
+def _record_objects(record, step, boxes, pixels):
+    """Copy every object's box and tight pixels into step ``step`` of ``record``'s object buffers."""
+    _, object_boxes, object_pixels = record
+    for i in range(boxes.shape[0]):
+        cells = boxes[i, 2] * boxes[i, 3]
+        object_boxes[step, i, :] = boxes[i, :]
+        object_pixels[step, i, :cells] = pixels[i, :cells]
+
+
+@kernel
+def _run_steps(sequence, length, height, width, boxes, pixels, grid_out, record):
+    """:func:`run_scene` one step at a time, copying each validated state into ``record`` = (frames,
+    object boxes, object pixels): the grid into ``frames[1 + step]``, the objects into step ``1 + step``
+    of the object buffers (each buffer empty to skip it).
 
     ``run_scene`` carries nothing from one step to the next but the objects, so this is the same
     computation, status and final grid as one call on the whole sequence.
     """
+    frames = record[0]
     for step in range(length):
         status = run_scene(sequence[step : step + 1], height, width, boxes, pixels, grid_out)
         if status != 0:
             return status
-        frames[1 + step, :height, :width] = grid_out[:height, :width]
+        if frames.shape[0] > 0:
+            frames[1 + step, :height, :width] = grid_out[:height, :width]
+        if record[1].shape[0] > 0:
+            _record_objects(record, 1 + step, boxes, pixels)
     return 0
 
 
 @kernel
-def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids, positions, frames):
+def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids, positions, record):
     """One attempt: grid size, objects, placement, sequence. Returns (cause, height, width, n).
 
     ``pools`` = (candidates, bands) of the sequence's object pool; ``kept`` as :func:`_draw_kept`.
-    ``frames`` (``(depth + 1, H, W)``, or empty to skip) receives the input and every frame the
+    ``record`` = (frames ``(depth + 1, H, W)``, object boxes ``(depth + 1, n, 4)``, object pixels
+    ``(depth + 1, n, H * W)``; each empty to skip it) receives the input state and every state the
     attempt validated.
     """
     bank_pixels, bank_offsets, bank_shapes = bank
@@ -215,16 +232,44 @@ def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids
         boxes[k, 0], boxes[k, 1], boxes[k, 2], boxes[k, 3] = position[0], position[1], h, w
         pixels[k, : h * w] = bank_pixels[start : start + h * w]
     render_scene(boxes, pixels, n, height, width, grid_in)
-    if frames.shape[0] == 0:
+    frames = record[0]
+    if frames.shape[0] == 0 and record[1].shape[0] == 0:
         status = run_scene(sequence[:length], height, width, boxes[:n], pixels[:n], grid_out)
     else:
-        frames[0, :height, :width] = grid_in[:height, :width]
-        status = _run_steps(sequence, length, height, width, boxes[:n], pixels[:n], grid_out, frames)
+        if frames.shape[0] > 0:
+            frames[0, :height, :width] = grid_in[:height, :width]
+        if record[1].shape[0] > 0:
+            _record_objects(record, 0, boxes[:n], pixels[:n])
+        status = _run_steps(sequence, length, height, width, boxes[:n], pixels[:n], grid_out, record)
     if status != 0:
         return status + 1, height, width, n
     if _unchanged(grid_in, grid_out, height, width):
         return DEGENERATE, height, width, n
     return 0, height, width, n
+
+
+@kernel
+def _store_objects(record, n, length, boxes_out, cells, used):
+    """Append an accepted sample's object states: ``boxes_out[i, t]`` = object ``i``'s box at step
+    ``t``; its pixels, object by object and step by step, row-major into ``cells[used:]`` (grown
+    when full). Returns ``(cells, used)``."""
+    _, object_boxes, object_pixels = record
+    need = 0
+    for i in range(n):
+        for t in range(length + 1):
+            need += object_boxes[t, i, 2] * object_boxes[t, i, 3]
+    if used + need > cells.shape[0]:
+        grown = np.empty(max(2 * cells.shape[0], used + need), np.int8)
+        grown[:used] = cells[:used]
+        cells = grown
+    for i in range(n):
+        for t in range(length + 1):
+            for c in range(4):
+                boxes_out[i, t, c] = object_boxes[t, i, c]
+            size = object_boxes[t, i, 2] * object_boxes[t, i, 3]
+            cells[used : used + size] = object_pixels[t, i, :size]
+            used += size
+    return cells, used
 
 
 @kernel
@@ -246,7 +291,7 @@ def content_key(sequence, length, grid, height, width):
 
 
 @kernel
-def generate(stream, indices, retries, program, bank, capacity, record_frames):
+def generate(stream, indices, retries, program, bank, capacity, recording):
     """Generate the samples ``indices`` (regenerated ``retries`` times) of one domain.
 
     ``program`` = (sequences, pool, token_bits, candidate_offsets, candidate_ids, band_offsets,
@@ -256,9 +301,13 @@ def generate(stream, indices, retries, program, bank, capacity, record_frames):
     object count (the kept count when a balanced sample fails), object bank ids and initial
     positions, 128-bit keys, attempts and rejection counts by cause, size redraws, and whether
     the sample's first valid attempt left the grid unchanged (the sample is, or with
-    ``degenerate: keep`` would have been, a no-op), and, when ``record_frames``, its frames
-    ``(k, max depth + 1, Hmax, Wmax)`` (input, then the grid after each step; 0 padded; ``(0, ...)``
-    otherwise). Recording changes no random draw, so every other array is the same either way.
+    ``degenerate: keep`` would have been, a no-op). ``recording`` = (frames, objects) flags: with
+    frames, each sample's frames ``(k, max depth + 1, Hmax, Wmax)`` (input, then the grid after each
+    step; 0 padded; ``(0, ...)`` otherwise); with objects, each object's state at every step: boxes
+    ``(k, max objects, max depth + 1, 4)`` int16 (row, col, height, width; 0 padded; ``(0, ...)``
+    otherwise) and tight pixels, sample by sample, object by object, step by step, row-major in one
+    int8 array, sample ``s``'s at ``[cell_starts[s]:cell_starts[s + 1]]``. Recording changes no random
+    draw, so every other array is the same either way.
     """
     sequences, pool, token_bits, cand_offsets, cand_ids, band_offsets, cand_bands, params = program
     max_h, max_w, max_n, max_depth = capacity
@@ -283,10 +332,17 @@ def generate(stream, indices, retries, program, bank, capacity, record_frames):
     pos = np.empty((max_n, 2), np.int16)
     rng = np.empty(1, np.uint64)
     kept = np.empty(1 + max_n, np.int64)
+    record_frames, record_objects = recording
     frames = np.zeros((k if record_frames else 0, max_depth + 1, max_h, max_w), np.int8)
-    frame_buffer = np.zeros((max_depth + 1 if record_frames else 0, max_h, max_w), np.int8)
+    object_boxes = np.zeros((k if record_objects else 0, max_n, max_depth + 1, 4), np.int16)
+    cells = np.empty(1024 if record_objects else 0, np.int8)
+    cell_starts = np.zeros(k + 1, np.int64)
+    steps = max_depth + 1 if record_objects else 0
+    record = (np.zeros((max_depth + 1 if record_frames else 0, max_h, max_w), np.int8),
+              np.zeros((steps, max_n, 4), np.int32), np.zeros((steps, max_n, max_h * max_w), np.int8))
     for s in range(k):
         rng[0] = sample_state(stream, indices[s], retries[s])
+        cell_starts[s + 1] = cell_starts[s]
         length = 0
         if params[P_EXPLICIT] == 1:
             length = _draw_sequence(rng, indices[s], sequences, pool, params, sequence)
@@ -304,7 +360,7 @@ def generate(stream, indices, retries, program, bank, capacity, record_frames):
             pools = (cand_ids[cand_offsets[mask] : cand_offsets[mask + 1]],
                      cand_bands[band_offsets[mask] : band_offsets[mask + 1]])  # no bands unless sizes are balanced
             cause, height, width, n = _attempt(rng, sequence, length, pools, kept, params, bank, scene, ids, pos,
-                                               frame_buffer)
+                                               record)
             if first_valid and (cause == 0 or cause == DEGENERATE):
                 noops[s], first_valid = cause == DEGENERATE, False
             if cause == DEGENERATE and params[P_KEEP_DEGENERATE] == 1:
@@ -319,12 +375,15 @@ def generate(stream, indices, retries, program, bank, capacity, record_frames):
                 object_ids[s, :n] = ids[:n]
                 positions[s, :n] = pos[:n]
                 if record_frames:
-                    frames[s, : length + 1, :height, :width] = frame_buffer[: length + 1, :height, :width]
+                    frames[s, : length + 1, :height, :width] = record[0][: length + 1, :height, :width]
+                if record_objects:
+                    cells, cell_starts[s + 1] = _store_objects(record, n, length, object_boxes[s], cells, cell_starts[s])
                 keys[s, 0], keys[s, 1] = content_key(sequence, length, scene[3], height, width)
                 break
         if not ok[s] and kept[0] >= 0:
             counts[s] = kept[0]
-    return ok, sizes, inputs, outputs, seqs, counts, object_ids, positions, keys, causes, redraws, noops, frames
+    return (ok, sizes, inputs, outputs, seqs, counts, object_ids, positions, keys, causes, redraws, noops, frames,
+            object_boxes, cells[: cell_starts[k]], cell_starts)
 
 
 @kernel

@@ -28,7 +28,7 @@ __all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix",
 
 #: Names of the arrays :func:`generate_rows` returns, in the kernel's return order.
 ROW_FIELDS = ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions", "keys",
-              "causes", "size_redraws", "noop", "frames")
+              "causes", "size_redraws", "noop", "frames", "object_boxes", "object_cells", "object_cell_starts")
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,17 @@ class SplitJob:
     retries: tuple[tuple[int, int], ...] = ()
     #: Also return every intermediate frame (changes no other byte of the samples).
     frames: bool = False
+    #: Also return every object's box and pixels at every step (changes no other byte of the samples).
+    object_frames: bool = False
     #: How the shard writer draws the grids as images (``None``: no images); the sampler ignores it.
     render: RenderSettings | None = None
 
     @classmethod
     def of(cls, domain: Domain, seed: int, experiment: str, split: str, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-           frames: bool = False, render: RenderSettings | None = None) -> SplitJob:
+           frames: bool = False, render: RenderSettings | None = None, object_frames: bool = False) -> SplitJob:
         """The job of ``split`` of ``experiment`` under ``seed`` (no regenerations)."""
-        return cls(domain, int(stream_seed(seed, experiment, split)), max_attempts, frames=frames, render=render)
+        return cls(domain, int(stream_seed(seed, experiment, split)), max_attempts, frames=frames,
+                   object_frames=object_frames, render=render)
 
     def retries_between(self, start: int, stop: int) -> np.ndarray:
         """The retry number of every index in ``[start, stop)`` (0 unless dedup regenerated it)."""
@@ -83,13 +86,17 @@ def generate_rows(job: SplitJob, indices: np.ndarray, retries: np.ndarray | None
     left the grid unchanged: the sample is, or under ``degenerate: keep`` would have been, a
     no-op) per sample, and ``frames`` ``(n, max depth + 1, Hmax, Wmax)``: the input and the grid
     after each step, exactly as the sampler validated them (0 padded; ``(0, ...)`` unless
-    ``job.frames``).
+    ``job.frames``). With ``job.object_frames``, every object's state at every step, as the sampler
+    validated it: ``object_boxes`` ``(n, max objects, max depth + 1, 4)`` int16 (row, col, height,
+    width) and the objects' tight pixels row-major in ``object_cells`` (int8; sample by sample, object
+    by object, step by step), sample ``i``'s at ``object_cell_starts[i]:object_cell_starts[i + 1]``
+    (empty otherwise).
     """
     program = _program(job.domain, job.max_attempts)
     indices = np.ascontiguousarray(indices, np.int64)
     retries = np.zeros(len(indices), np.int64) if retries is None else np.ascontiguousarray(retries, np.int64)
     arrays = _sampler.generate(np.uint64(job.stream), indices, retries, program.arrays(), _bank_arrays(),
-                               program.capacity, bool(job.frames))
+                               program.capacity, (bool(job.frames), bool(job.object_frames)))
     return dict(zip(ROW_FIELDS, arrays, strict=True))
 
 

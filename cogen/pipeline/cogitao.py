@@ -28,7 +28,8 @@ from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, encode_
 from cogen.pipeline.stages import stage
 from cogen.specs.schema import Experiment, Setting
 
-__all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "IMAGE_COLUMNS", "CogitaoBuilder", "columns",
+__all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "IMAGE_COLUMNS", "OBJECT_FRAME_COLUMNS", "CogitaoBuilder",
+           "columns",
            "regenerate_table", "shard_keys", "shard_keys_and_file", "shard_tables"]
 
 #: Bump when the sampling algorithm changes what a (spec, seed, index) produces.
@@ -48,6 +49,15 @@ COLUMNS = (
 FRAME_COLUMNS = (
     ("frames", "list<list<list<int8>>>"),
     ("actions", "list<string>"),
+)
+#: Added by ``output: {object_frames: true}`` (with ``actions``): per object (in ``object_ids`` order), per step
+#: (0 = input, ..., depth = output), its box (row, col, height, width) and its tight array (0 = background, so the
+#: object's mask is ``!= 0``). Two list columns, not one ``list<struct<...>>``: column types are nested lists of a
+#: scalar (:mod:`cogen.folder.features`), which every ``datasets`` >= 4 loads as plain nested lists and the Hub's
+#: viewer shows; ``object_boxes[i][t]`` and ``object_grids[i][t]`` are object ``i`` at step ``t``.
+OBJECT_FRAME_COLUMNS = (
+    ("object_boxes", "list<list<list<int16>>>"),
+    ("object_grids", "list<list<list<list<int8>>>>"),
 )
 #: Added by ``render:``: ``input`` and ``output`` drawn as images (PNG or JPEG bytes, ``datasets.Image``).
 IMAGE_COLUMNS = (
@@ -78,8 +88,11 @@ def _names_by_token() -> np.ndarray:
 
 def columns(experiment: Experiment) -> tuple[tuple[str, str], ...]:
     """The columns ``experiment``'s rows carry: :data:`COLUMNS`, plus :data:`FRAME_COLUMNS` when sequential
-    and :data:`IMAGE_COLUMNS` when rendered."""
-    return COLUMNS + (FRAME_COLUMNS if experiment.frames else ()) + (IMAGE_COLUMNS if experiment.render else ())
+    (only ``actions`` of them for object frames alone), :data:`OBJECT_FRAME_COLUMNS` with object frames and
+    :data:`IMAGE_COLUMNS` when rendered."""
+    sequential = FRAME_COLUMNS if experiment.frames else FRAME_COLUMNS[1:] if experiment.object_frames else ()
+    return COLUMNS + sequential + (OBJECT_FRAME_COLUMNS if experiment.object_frames else ()) + \
+        (IMAGE_COLUMNS if experiment.render else ())
 
 
 def _table(task: ShardTask, start: int, rows: dict):
@@ -100,12 +113,18 @@ def _table(task: ShardTask, start: int, rows: dict):
         "object_ids": padded_rows_column(rows["object_ids"], counts, pa.int32()),
         "object_positions": pairs_column(rows["positions"], counts, pa.int16()),
     })
-    if task.payload.frames:
-        from cogen.pipeline.frames import frames_column
+    job: SplitJob = task.payload
+    if job.frames or job.object_frames:
+        from cogen.pipeline.frames import frames_column, object_frames_columns
 
         sequences = rows["sequences"].astype(np.int64)
-        table = table.append_column("frames", frames_column(rows["frames"], rows["sizes"], (sequences >= 0).sum(axis=1)))
+        depths = (sequences >= 0).sum(axis=1)
+        if job.frames:
+            table = table.append_column("frames", frames_column(rows["frames"], rows["sizes"], depths))
         table = table.append_column("actions", names_column(sequences, names))
+        if job.object_frames:
+            boxes, grids = object_frames_columns(rows["object_boxes"], rows["object_cells"], counts, depths)
+            table = table.append_column("object_boxes", boxes).append_column("object_grids", grids)
     if task.payload.render is not None:
         for name in ("input", "output"):
             table = table.append_column(f"{name}_image", _images(rows[f"{name}s"], rows["sizes"], ids, name,
@@ -153,8 +172,8 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
 
 def _first_pass(task: ShardTask, frames: bool = True) -> Iterator[tuple[int, dict]]:
     """``(start, rows)`` of each row group of a shard at retry 0 (``frames=False``: without the
-    frames a sequential spec records, when only the keys are wanted)."""
-    job: SplitJob = task.payload if frames else replace(task.payload, frames=False)
+    frames and object frames a sequential spec records, when only the keys are wanted)."""
+    job: SplitJob = task.payload if frames else replace(task.payload, frames=False, object_frames=False)
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
         with stage("key pass"):
             rows = generate_rows(job, np.arange(start, min(start + ROW_GROUP_ROWS, task.stop)))
@@ -206,7 +225,7 @@ class CogitaoBuilder:
     def job(self, experiment: Experiment, split: str) -> SplitJob:
         """The payload of ``split`` of ``experiment`` (no regenerations yet)."""
         return SplitJob.of(experiment.domain(split), self.setting.seed, experiment.name, split, self.max_attempts,
-                           frames=experiment.frames, render=experiment.render)
+                           frames=experiment.frames, render=experiment.render, object_frames=experiment.object_frames)
 
     def fingerprints(self) -> dict[str, str]:
         """Experiment name -> :meth:`fingerprint`, in spec order."""
@@ -308,7 +327,8 @@ def regenerate_table(manifest: dict, split: str, start: int, stop: int):
 
     experiment = experiment_from_dict(manifest["spec"])
     job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split,
-                              frames=experiment.frames, render=experiment.render),
+                              frames=experiment.frames, render=experiment.render,
+                              object_frames=experiment.object_frames),
                   retries=tuple(map(tuple, manifest["splits"][split].get("regenerated", []))))
     return task_table(ShardTask(CogitaoBuilder.family, manifest["config"], split, 0, 1, start, stop,
                                 manifest["fingerprint"], columns(experiment), job))

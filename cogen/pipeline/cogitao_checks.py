@@ -19,8 +19,11 @@ __all__ = ["CogitaoChecks", "checks", "rederive_outputs", "row_keys", "sequence_
 
 _OUTCOMES = ("replayed", "input not drawn by its objects", "sequence cannot be replayed",
              "output differs from the engine's", "object id or position impossible", "grid shapes differ",
-             "a frame differs from the engine's step", "frames do not start at the input")
+             "a frame differs from the engine's step", "frames do not start at the input",
+             "an object frame differs from the engine's step", "object frames do not start at the placed objects",
+             "object frames do not match the row's objects, steps or boxes")
 _SHAPES_DIFFER, _FRAME_DIFFERS, _FIRST_FRAME_DIFFERS = 5, 6, 7
+_OBJECT_FRAME_DIFFERS, _FIRST_OBJECT_FRAME_DIFFERS, _OBJECT_FRAMES_UNSOUND = 8, 9, 10
 
 
 def checks(data: ConfigData) -> CogitaoChecks:
@@ -72,6 +75,7 @@ class CogitaoChecks:
         self.bank = (bank.pixels, bank.offsets.astype(np.int64), bank.shapes.astype(np.int64))
         self.other_bank = bank.sha256 != data.manifest["bank_sha256"]
         self.frames = "frames" in data.manifest["spec"].get("output", ())
+        self.object_frames = "object_frames" in data.manifest["spec"].get("output", ())
 
     def add(self, split: str, file: str, start: int, table) -> None:
         """Take in one decoded row group of ``file`` (rows ``start...`` of ``split``)."""
@@ -145,7 +149,8 @@ class CogitaoChecks:
                          f"{bad} of {total:,} rows do not replay: " + "; ".join(self.wrong))
         return Check(self.data.config, "re-derived outputs", True,
                      f"{scope}: inputs redrawn from their bank objects, outputs replayed by the engine"
-                     + (", every frame re-derived step by step" if self.frames else "") + ", all equal")
+                     + (", every frame re-derived step by step" if self.frames else "")
+                     + (", every object frame re-derived step by step" if self.object_frames else "") + ", all equal")
 
     def _determinism_check(self) -> Check:
         return self.determinism.check(self._bank_fix() if self.other_bank else None)
@@ -185,6 +190,9 @@ def rederive_outputs(table, bank: tuple, rows: np.ndarray | None = None) -> np.n
     if "frames" in table.column_names:
         _rederive_frames(table, bank, rows, outcomes, (inputs.sizes, tokens, token_starts, ids, coordinates,
                                                       object_starts))
+    if "object_boxes" in table.column_names:
+        _rederive_object_frames(table, bank, rows, outcomes, (inputs.sizes, tokens, token_starts, ids, coordinates,
+                                                             object_starts))
     return outcomes
 
 
@@ -208,4 +216,33 @@ def _rederive_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.ndarray,
                            ids, coordinates.reshape(-1, 2), object_starts, frames.cells, frames.starts,
                            frame_offsets, bank)
     codes = np.array([0, _FIRST_FRAME_DIFFERS, _FRAME_DIFFERS, _FRAME_DIFFERS, _FRAME_DIFFERS], np.int64)
+    outcomes[checked] = codes[status]
+
+
+def _rederive_object_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.ndarray, scene: tuple) -> None:
+    """Mark in ``outcomes`` the replayed rows whose stored object frames are not, step by step, the engine's
+    (step 0 the objects placed from the bank, step t + 1 the engine's step t of step t's objects; rendering
+    them gives the input, the frames and the output, which are checked against the same engine)."""
+    from cogen.engine.scene import replay_objects
+    from cogen.pipeline.frames import read_object_frames
+
+    sizes, tokens, token_starts, ids, coordinates, object_starts = scene
+    stored = read_object_frames(table.column("object_boxes"), table.column("object_grids"))
+    depths = np.diff(token_starts)
+    sound = stored.sound & (np.diff(stored.objects) == np.diff(object_starts))
+    if sound.any():
+        owner = np.repeat(np.arange(table.num_rows), np.diff(stored.objects))
+        steps_ok = np.ones(table.num_rows, bool)
+        np.logical_and.at(steps_ok, owner, np.diff(stored.steps) == depths[owner] + 1)
+        sound &= steps_ok
+    checked = np.flatnonzero(outcomes == 0)
+    outcomes[checked[~sound[rows[checked]]]] = _OBJECT_FRAMES_UNSOUND
+    checked = checked[sound[rows[checked]]]
+    if not len(checked):
+        return
+    status = replay_objects(rows[checked], sizes, tokens.fill_null(-1).to_numpy(zero_copy_only=False), token_starts,
+                            ids, coordinates.reshape(-1, 2), object_starts,
+                            (stored.objects, stored.steps, stored.boxes, stored.cells, stored.starts), bank)
+    codes = np.array([0, _FIRST_OBJECT_FRAME_DIFFERS, _OBJECT_FRAME_DIFFERS, _OBJECT_FRAME_DIFFERS,
+                      _OBJECT_FRAME_DIFFERS], np.int64)
     outcomes[checked] = codes[status]

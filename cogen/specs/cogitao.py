@@ -10,7 +10,9 @@ Layout (every size knob a ``[lo, hi]`` range; unknown keys are errors)::
     variant: paper-text         # which reading of the paper: paper-text, as-run (the authors' code) or custom
     degenerate: reject          # reject (default) or keep samples whose output equals their input
     output: {frames: true}      # optional columns: frames (every intermediate grid) and actions (each
-                                # step's transformation); also per experiment
+                                # step's transformation); object_frames: true adds each object's box
+                                # and tight array at every step (object_boxes, object_grids) and
+                                # actions; also per experiment
     render: {size: 128}         # optional: also input_image and output_image, the grids drawn as images
                                 # (size, background: white|black, palette: arc, resample: nearest|bilinear,
                                 # blur: Gaussian sigma, format: png|jpeg); also per experiment (false: off)
@@ -213,7 +215,7 @@ def _read_render(doc, path, value, inherited: RenderSettings | None) -> RenderSe
 
 
 def _read_output(doc, path, value, inherited: dict[str, bool]) -> dict[str, bool]:
-    """``output: {frames: true}``: which optional columns to write, over the spec-level choice.
+    """``output: {frames: true, object_frames: true}``: which optional columns to write, over the spec-level choice.
     (One config's splits share their columns, so domains take it from their experiment.)"""
     mapping = expect_keys(doc, path, value, (), OUTPUTS)
     chosen = dict(inherited)

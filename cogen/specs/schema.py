@@ -34,8 +34,9 @@ BALANCE = ("difficulty", "count", "none")
 #: What a domain balances once resolved: the object ``count`` and/or each object's ``size`` (height).
 BALANCED_FACTORS = ("count", "size")
 #: ``output:`` keys: optional columns. ``frames``: every intermediate grid (``frames``) and the step
-#: that made it (``actions``), from the same pass and draws as the plain rows.
-OUTPUTS = ("frames",)
+#: that made it (``actions``), from the same pass and draws as the plain rows; ``object_frames``:
+#: every object's box and tight array at every step (``object_boxes``, ``object_grids``, and ``actions``).
+OUTPUTS = ("frames", "object_frames")
 #: ``variant:`` values: which reading of the paper a spec follows (shown in the dataset card).
 VARIANTS = ("paper-text", "as-run", "custom")
 
@@ -140,7 +141,8 @@ class Experiment:
     sizes: tuple[tuple[str, int], ...]
     description: str = ""
     shift: str = "composition"
-    #: Extra columns the experiment writes (:data:`OUTPUTS`): ``("frames",)`` adds ``frames`` and ``actions``.
+    #: Extra columns the experiment writes (:data:`OUTPUTS`): ``("frames",)`` adds ``frames`` and ``actions``;
+    #: ``("object_frames",)`` adds ``actions``, ``object_boxes`` and ``object_grids``.
     output: tuple[str, ...] = ()
     #: ``render:``: also draw ``input`` and ``output`` as images (``input_image``, ``output_image``).
     render: RenderSettings | None = None
@@ -149,6 +151,11 @@ class Experiment:
     def frames(self) -> bool:
         """True when rows carry every intermediate frame (``output: {frames: true}``)."""
         return "frames" in self.output
+
+    @property
+    def object_frames(self) -> bool:
+        """True when rows carry every object's state at every step (``output: {object_frames: true}``)."""
+        return "object_frames" in self.output
 
     def splits(self) -> tuple[str, ...]:
         """The splits this experiment builds, in canonical order."""
