@@ -110,10 +110,10 @@ def test_batched_encoding_equals_encoding_each_rendering(fmt):
 
     from cogen.render import encode
 
-    settings = RenderSettings(size=32, background="black", format=fmt)
+    settings = RenderSettings(size=30, background="black", format=fmt)  # 30 px over 17, 24 ... cells: uneven cells
     rng = np.random.default_rng(11)
-    grids = rng.integers(0, 10, (6, 8, 8)).astype(np.int8)
-    sizes = np.array([[8, 8], [3, 5], [8, 8], [1, 1], [3, 5], [7, 2]])
+    grids = rng.integers(0, 10, (9, 30, 30)).astype(np.int8)
+    sizes = np.array([[8, 8], [3, 5], [8, 8], [1, 1], [3, 5], [7, 2], [17, 20], [24, 5], [3, 16]])
     for grid, size, data in zip(grids, sizes, encode_grids(grids, sizes, settings), strict=True):
         image = render_grid(grid[: size[0], : size[1]], settings)
         if fmt == "jpeg":
