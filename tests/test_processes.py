@@ -51,8 +51,13 @@ def alive(pids: set[int]) -> set[int]:
     return {pid for pid in pids if (stat := _stat(pid)) is not None and stat[1] != "Z"}
 
 
+#: Big enough that the build is still running when a test stops it, however fast the machine
+#: (at 0.05 an idle machine finished before the signal came).
+SCALE = "0.3"
+
+
 def start_build(out: Path, *extra: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "cogen", "build", "--config", "c1", "--scale", "0.05", "--workers", "2",
+    command = [sys.executable, "-m", "cogen", "build", "--config", "c1", "--scale", SCALE, "--workers", "2",
                "--out", str(out), "--no-progress", *extra]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
                             start_new_session=True)
@@ -75,6 +80,7 @@ def test_no_worker_outlives_the_driver(tmp_path, stop):
     driver = start_build(tmp_path / "out")
     workers = wait_for_workers(driver)
     time.sleep(1.5)  # the workers are started and busy
+    assert driver.poll() is None, "the build finished before it could be stopped: raise SCALE"
     if stop == "Ctrl-C":  # the terminal sends SIGINT to the whole foreground process group
         os.killpg(driver.pid, signal.SIGINT)
     else:
@@ -100,10 +106,11 @@ def test_a_killed_build_resumes_and_its_stale_lock_is_noticed(tmp_path):
     driver = start_build(out)
     wait_for_workers(driver)
     time.sleep(1.0)  # let some shards finish
+    assert driver.poll() is None, "the build finished before it could be killed: raise SCALE"
     driver.kill()
     driver.communicate(timeout=30)
     assert (out / ".cogen" / "lock").read_text().split()[0] == str(driver.pid)
-    again = subprocess.run([sys.executable, "-m", "cogen", "build", "--config", "c1", "--scale", "0.05",
+    again = subprocess.run([sys.executable, "-m", "cogen", "build", "--config", "c1", "--scale", SCALE,
                             "--workers", "1", "--out", str(out), "--no-progress"], capture_output=True, text=True,
                            env=ENV, timeout=600)
     assert again.returncode == 0, again.stderr
