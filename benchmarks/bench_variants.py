@@ -122,8 +122,8 @@ def main() -> None:
     frames_cpu = builds["frames column"][0]
     print(f"floor: encoding the frames column alone takes {frames_cpu:.2f} CPU s for {n} samples, "
           f"{frames_cpu * plain / n:.0%} of the whole plain build; a sequential build, which writes every plain "
-          f"column too, keeps at most {1 / (1 + frames_cpu * plain / n):.0%} of the plain build's samples/s while "
-          "frames are list<list<list<int8>>>")
+          f"column too, can keep about {1 / (1 + frames_cpu * plain / n):.0%} of the plain build's samples/s at "
+          "most while frames are list<list<list<int8>>> (a re-encoding, as noisy as the build figures)")
 
 
 if __name__ == "__main__":
