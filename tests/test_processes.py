@@ -56,11 +56,25 @@ def alive(pids: set[int]) -> set[int]:
 SCALE = "0.3"
 
 
+def _as_in_a_terminal() -> None:
+    """Give the child Ctrl-C as a shell's foreground job has it: whatever this test process
+    inherited or was left with (an ignored or blocked SIGINT), the build must see it delivered."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def sigint_ignored_or_blocked(pid: int) -> bool:
+    """Whether ``pid`` ignores or blocks SIGINT (``/proc/<pid>/status``)."""
+    fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
+    bit = 1 << (signal.SIGINT - 1)
+    return bool((int(fields["SigIgn"], 16) | int(fields["SigBlk"], 16)) & bit)
+
+
 def start_build(out: Path, *extra: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "cogen", "build", "--config", "c1", "--scale", SCALE, "--workers", "2",
                "--out", str(out), "--no-progress", *extra]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_as_in_a_terminal)
 
 
 def wait_for_workers(driver: subprocess.Popen, count: int = 3, timeout: float = 120) -> set[int]:
@@ -82,6 +96,7 @@ def test_no_worker_outlives_the_driver(tmp_path, stop):
     time.sleep(1.5)  # the workers are started and busy
     assert driver.poll() is None, "the build finished before it could be stopped: raise SCALE"
     if stop == "Ctrl-C":  # the terminal sends SIGINT to the whole foreground process group
+        assert not sigint_ignored_or_blocked(driver.pid), "the driver would never see the Ctrl-C"
         os.killpg(driver.pid, signal.SIGINT)
     else:
         driver.send_signal(getattr(signal, stop))
