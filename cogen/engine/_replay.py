@@ -26,9 +26,11 @@ REPLAYED, INPUT_DIFFERS, CANNOT_REPLAY, OUTPUT_DIFFERS, BAD_OBJECT = range(5)
 
 @kernel
 def _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
-    """Put row ``s``'s bank objects into ``boxes``/``pixels``; False when an id or position cannot be."""
+    """Put row ``s``'s bank objects into ``boxes``/``pixels`` (cleared first); False when an id or
+    position cannot be."""
     bank_pixels, bank_offsets, bank_shapes = bank
     height, width = sizes[s, 0], sizes[s, 1]
+    pixels[: object_starts[s + 1] - object_starts[s]] = 0
     for i in range(object_starts[s + 1] - object_starts[s]):
         k = object_starts[s] + i
         bank_id = ids[k]
@@ -42,6 +44,13 @@ def _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
         start = bank_offsets[bank_id]
         pixels[i, : h * w] = bank_pixels[start: start + h * w]
     return True
+
+
+@kernel
+def _row(rows, j, sizes, object_starts):
+    """Stored row ``rows[j]``: its index, grid height and width, and number of objects."""
+    s = rows[j]
+    return s, sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
 
 
 @kernel
@@ -78,9 +87,7 @@ def replay(rows, sizes, inputs, input_starts, outputs, output_starts, tokens, to
     """
     grid, boxes, pixels = _scratch(rows, sizes, object_starts)
     for j in range(rows.shape[0]):
-        s = rows[j]
-        height, width, n = sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
-        pixels[:n] = 0
+        s, height, width, n = _row(rows, j, sizes, object_starts)
         if not _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
             status[j] = BAD_OBJECT
             continue
@@ -109,13 +116,11 @@ def replay_frames(rows, sizes, tokens, token_starts, ids, positions, object_star
     """
     grid, boxes, pixels = _scratch(rows, sizes, object_starts)
     for j in range(rows.shape[0]):
-        s = rows[j]
-        height, width, n = sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
+        s, height, width, n = _row(rows, j, sizes, object_starts)
         first, depth = frame_offsets[s], token_starts[s + 1] - token_starts[s]
         if frame_offsets[s + 1] - first != depth + 1:
             status[j] = CANNOT_REPLAY
             continue
-        pixels[:n] = 0
         if not _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
             status[j] = BAD_OBJECT
             continue
@@ -165,9 +170,7 @@ def replay_objects(rows, sizes, tokens, token_starts, ids, positions, object_sta
     """
     grid, boxes, pixels = _scratch(rows, sizes, object_starts)
     for j in range(rows.shape[0]):
-        s = rows[j]
-        height, width, n = sizes[s, 0], sizes[s, 1], object_starts[s + 1] - object_starts[s]
-        pixels[:n] = 0
+        s, height, width, n = _row(rows, j, sizes, object_starts)
         if not _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
             status[j] = BAD_OBJECT
             continue

@@ -207,9 +207,7 @@ def _rederive_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.ndarray,
     owner = np.repeat(np.arange(table.num_rows), np.diff(frame_offsets))
     sound = np.ones(table.num_rows, bool)
     np.logical_and.at(sound, owner, frames.regular & np.all(frames.sizes == sizes[owner], axis=1))
-    checked = np.flatnonzero(outcomes == 0)
-    outcomes[checked[~sound[rows[checked]]]] = _SHAPES_DIFFER
-    checked = checked[sound[rows[checked]]]
+    checked = _sound_rows(outcomes, rows, sound, _SHAPES_DIFFER)
     if not len(checked):
         return
     status = replay_frames(rows[checked], sizes, tokens.fill_null(-1).to_numpy(zero_copy_only=False), token_starts,
@@ -217,6 +215,14 @@ def _rederive_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.ndarray,
                            frame_offsets, bank)
     codes = np.array([0, _FIRST_FRAME_DIFFERS, _FRAME_DIFFERS, _FRAME_DIFFERS, _FRAME_DIFFERS], np.int64)
     outcomes[checked] = codes[status]
+
+
+def _sound_rows(outcomes: np.ndarray, rows: np.ndarray, sound: np.ndarray, code: int) -> np.ndarray:
+    """Positions in ``rows`` still replayed (outcome 0) whose stored columns are ``sound`` (by table
+    row); the others still replayed get ``code``."""
+    checked = np.flatnonzero(outcomes == 0)
+    outcomes[checked[~sound[rows[checked]]]] = code
+    return checked[sound[rows[checked]]]
 
 
 def _rederive_object_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.ndarray, scene: tuple) -> None:
@@ -235,9 +241,7 @@ def _rederive_object_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.n
         steps_ok = np.ones(table.num_rows, bool)
         np.logical_and.at(steps_ok, owner, np.diff(stored.steps) == depths[owner] + 1)
         sound &= steps_ok
-    checked = np.flatnonzero(outcomes == 0)
-    outcomes[checked[~sound[rows[checked]]]] = _OBJECT_FRAMES_UNSOUND
-    checked = checked[sound[rows[checked]]]
+    checked = _sound_rows(outcomes, rows, sound, _OBJECT_FRAMES_UNSOUND)
     if not len(checked):
         return
     status = replay_objects(rows[checked], sizes, tokens.fill_null(-1).to_numpy(zero_copy_only=False), token_starts,
