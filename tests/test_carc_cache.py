@@ -13,7 +13,7 @@ from cogen.carc.episodes import EpisodeSampler
 from cogen.folder import scratch_path
 from cogen.pipeline import build
 from cogen.pipeline import carc_cache as cache_module
-from cogen.pipeline.carc import CarcBuilder, PoolJob
+from cogen.pipeline.carc import GENERATOR_VERSION, CarcBuilder, PoolJob
 from cogen.pipeline.carc_cache import SWITCH, CachedEpisodes, cache_folder, chunks
 from cogen.pipeline.executors import SerialExecutor
 from cogen.pipeline.verify import failed, verify
@@ -95,6 +95,18 @@ def test_lost_or_damaged_cache_files_are_generated_again(uncached, tmp_path, gen
     assert digests(tmp_path / "damaged") == digests(uncached)
     assert generated[-1] > 3 * EPISODES  # 192 of the 200 episodes were generated again by each pool config
     assert not scratch_path(tmp_path / "damaged").exists()
+
+
+def test_files_left_by_a_killed_build_are_never_read(uncached, tmp_path):
+    out = tmp_path / "resumed"
+    setting = load_spec("carc").scaled(SCALE)
+    folder = cache_folder(scratch_path(out), CarcBuilder(setting).sampler, GENERATOR_VERSION)
+    wrong = EpisodeSampler.from_setting(setting.with_seed(setting.seed + 1))
+    for start, stop in [(0, SHARD), (SHARD, 2 * SHARD)]:  # readable files of the right names, other episodes
+        cache_module.save_chunk(folder, wrong.generate(np.arange(start, stop)))
+    build("carc", out, scale=SCALE, workers=1, rows_per_shard=SHARD)
+    assert digests(out) == digests(uncached)
+    assert not scratch_path(out).exists()
 
 
 def test_a_failed_build_leaves_no_cache(tmp_path, monkeypatch):

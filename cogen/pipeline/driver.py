@@ -159,6 +159,7 @@ def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally
     reports = {name: _kept_report(m) for name, m in trusted.items()
                if m.get("rows_per_shard") == rows_per_shard and _files_match(store, m)}
     tally.finished = list(reports)
+    _remove_scratch(scratch_path(folder))  # a build killed before its end may have left files there
     todo = [name for name in fingerprints if name not in reports]
     if todo:
         if reports:
@@ -168,7 +169,6 @@ def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally
         builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
         elsewhere = store.remote or executor != "local"  # no disk shared with the workers is assumed
         scratch = None if elsewhere else scratch_path(folder)
-        _remove_scratch(scratch)  # an earlier build killed before its end may have left files there
         try:
             with make_executor(executor, workers, dask["address"], scheduler_file=dask["scheduler_file"],
                                client=dask["client"]) as pool:
