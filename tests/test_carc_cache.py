@@ -152,9 +152,11 @@ def test_reader_gives_what_the_sampler_gives_for_any_order_and_retries(tmp_path)
     for start, stop in chunks(0, 50):
         cache_module.save_chunk(folder, sampler.generate(np.arange(start, stop)))
     assert list(chunks(1990, 4010)) == [(1990, 2000), (2000, 4000), (4000, 4010)]
-    indices = np.array([45, 3, 60, 3, 49, 0, 7])  # unsorted, repeated, one past the cache
-    retries = np.array([0, 0, 0, 1, 0, 0, 2])
-    got, want = CachedEpisodes(sampler, folder).generate(indices, retries), sampler.generate(indices, retries)
-    for name in ("indices", "retries", *cache_module.FIELDS):
-        assert np.array_equal(getattr(got, name), getattr(want, name)), name
-        assert getattr(got, name).dtype == getattr(want, name).dtype, name
+    mixed = (np.array([45, 3, 60, 3, 49, 0, 7]), np.array([0, 0, 0, 1, 0, 0, 2]))  # unsorted, repeated, uncached
+    reader = CachedEpisodes(sampler, folder)
+    for indices, retries in [mixed, (np.arange(10, 40), np.zeros(30, np.int64)),
+                             (np.array([2, 5, 9]), np.zeros(3, np.int64))]:  # mixed; consecutive; one file
+        got, want = reader.generate(indices, retries), sampler.generate(indices, retries)
+        for name in ("indices", "retries", *cache_module.FIELDS):
+            assert np.array_equal(getattr(got, name), getattr(want, name)), name
+            assert getattr(got, name).dtype == getattr(want, name).dtype, name

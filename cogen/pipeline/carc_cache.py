@@ -112,6 +112,8 @@ class CachedEpisodes:
             chunk = self._load(int(file)) if len(rows) else None
             if chunk is not None:
                 offsets = indices[rows] - self._starts[file]
+                if offsets[-1] - offsets[0] + 1 == len(offsets) and np.all(np.diff(offsets) == 1):
+                    offsets = slice(int(offsets[0]), int(offsets[-1]) + 1)  # consecutive episodes: views, no copy
                 pieces.append((rows, {name: chunk[name][offsets] for name in FIELDS}))
                 found[rows] = True
         missing = np.flatnonzero(~found)
@@ -120,6 +122,8 @@ class CachedEpisodes:
         if len(missing):
             batch = self.sampler.generate(indices[missing], retries[missing])
             pieces.append((missing, {name: getattr(batch, name) for name in FIELDS}))
+        if len(pieces) == 1:  # one file holds them all, in order
+            return EpisodeBatch(self.sampler, indices, retries, **pieces[0][1])
         arrays = {}
         for name in FIELDS:
             first = pieces[0][1][name]
