@@ -128,6 +128,23 @@ def test_verify_regenerates_without_the_cache(uncached, monkeypatch):
     assert not failed(checks), failed(checks)
 
 
+def test_a_url_build_whose_workers_may_not_share_the_disk_uses_no_cache(uncached, tmp_path, monkeypatch):
+    fsspec = pytest.importorskip("fsspec")
+
+    def refuse(self, sampler, folder):
+        raise AssertionError("a URL build read an episode cache")
+
+    monkeypatch.setattr(CachedEpisodes, "__init__", refuse)
+    url = f"memory://cogen-carc-{tmp_path.name}/out"
+    build("carc", url, scale=SCALE, workers=1, rows_per_shard=SHARD, state_dir=tmp_path / "state")
+    fs = fsspec.filesystem("memory")
+    root = fs._strip_protocol(url)
+    remote = {path[len(root) + 1:]: hashlib.sha256(fs.cat_file(path)).hexdigest()
+              for path in sorted(fs.find(f"{root}/data")) if path.endswith(".parquet")}
+    assert remote == digests(uncached)
+    assert not scratch_path(tmp_path / "state").exists()
+
+
 def test_no_scratch_or_the_switch_means_no_cache(tmp_path, monkeypatch):
     builder = CarcBuilder(load_spec("carc").scaled(SCALE), rows_per_shard=SHARD)
     jobs = [t.payload for plan in builder.prepare(SerialExecutor()) for t in plan.tasks]
