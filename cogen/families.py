@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cogen.errors import UnknownNameError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cogen.folder import SplitData
 
 __all__ = ["DEFAULT_FAMILY", "FAMILIES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family"]
@@ -79,7 +81,9 @@ class Builder(Protocol):
     calls, in order: :meth:`pilot` (fail fast on a hopeless spec, compile the kernels before
     workers start), :meth:`prepare` (any parallel first pass, such as the key pass that makes every
     sample unique, then one :class:`~cogen.pipeline.shards.ConfigPlan` per config), and runs every
-    plan's shard tasks through the family's ``shard_writer``.
+    plan's shard tasks through the family's ``shard_writer``. ``scratch`` is a local folder that
+    every worker shares, for files the first pass leaves to the shard writers (None when the
+    workers may not share the driver's disk); the driver deletes it when the build ends.
     """
 
     family: str
@@ -92,7 +96,8 @@ class Builder(Protocol):
 
     def pilot(self) -> None: ...
 
-    def prepare(self, executor: Any, progress: Callable[[int], None] | None = None) -> list[Any]: ...
+    def prepare(self, executor: Any, progress: Callable[[int], None] | None = None,
+                scratch: Path | None = None) -> list[Any]: ...
 
 
 class Evaluator(Protocol):

@@ -37,6 +37,7 @@ from cogen.folder.layout import (
                                  lock_path,
                                  manifest_path,
                                  preview_path,
+                                 scratch_path,
                                  shard_relpath,
                                  split_pattern,
 )
@@ -49,4 +50,4 @@ __all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "MANIFEST_FO
            "environment_versions", "file_sha256", "folder_manifests", "has_shard_records", "hf_features_dict",
            "is_dataset_folder", "is_repo_id", "journal_path", "lock_path", "manifest_path", "manifest_sha256",
            "natural_key", "preview_path", "read_journal", "read_manifests", "read_split", "record_problem",
-           "shard_record", "shard_records", "shard_relpath", "split_pattern", "write_json_atomic"]
+           "scratch_path", "shard_record", "shard_records", "shard_relpath", "split_pattern", "write_json_atomic"]

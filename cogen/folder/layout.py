@@ -7,6 +7,7 @@
     manifests/<config>.json                        how the config was made, and what it holds
     previews/<config>.png                          the card's preview image
     .cogen/                                        build state: the lock, finished shards of an unfinished build
+    .cogen/scratch/                                files a running build's workers share (deleted when it ends)
 
 A config appears in the card only once its manifest exists, and its manifest is written only
 once every shard is complete.
@@ -17,7 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "PREVIEW_DIR", "STATE_DIR", "config_dir",
-           "journal_path", "lock_path", "manifest_path", "preview_path", "shard_relpath", "split_pattern"]
+           "journal_path", "lock_path", "manifest_path", "preview_path", "scratch_path", "shard_relpath",
+           "split_pattern"]
 
 CARD_FILE = "README.md"
 DATA_DIR = "data"
@@ -58,6 +60,11 @@ def preview_path(folder: str | Path, config: str) -> Path:
 def lock_path(folder: str | Path) -> Path:
     """The lock file a build holds while it writes into ``folder``."""
     return Path(folder) / STATE_DIR / "lock"
+
+
+def scratch_path(folder: str | Path) -> Path:
+    """The folder of files that a running build's workers share (such as C-ARC's episode cache)."""
+    return Path(folder) / STATE_DIR / "scratch"
 
 
 def journal_path(folder: str | Path, config: str) -> Path:

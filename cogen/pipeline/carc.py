@@ -2,11 +2,14 @@
 
 Building a spec takes two passes over the pure episode function:
 
-1. *keys*: every pool episode's exact grammar key, in parallel shards; the driver then plans
-   regenerations so no grammar repeats anywhere in the pool
-   (:func:`cogen.pipeline.dedup.plan_retries`, canonical pool order);
-2. every config's rows (the pool itself, or a systematicity split of it) are generated again by
-   pool index and written to Parquet.
+1. *keys*: every pool episode is generated at retry 0 for its exact grammar key, in parallel
+   shards; the driver then plans regenerations so no grammar repeats anywhere in the pool
+   (:func:`cogen.pipeline.dedup.plan_retries`, canonical pool order). When the workers share the
+   driver's disk, the key pass also saves the episodes it generated in the build's episode cache
+   (:mod:`cogen.pipeline.carc_cache`);
+2. every config's rows (the pool itself, or a systematicity split of it) are written to Parquet
+   by pool index: each episode is read back from the cache, or generated again where the cache
+   has none (a regenerated episode, a remote build, a missing file). Either way the bytes are the same.
 
 A split needs only each episode's triplet and variants, which the kernels compute from the
 episode's head without generating it, so any shard can be regenerated from its manifest.
@@ -24,8 +27,10 @@ import numpy as np
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler, stream_seed, triplet_codes
 from cogen.carc.split import held_out_triplets, split_rows
 from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table
+from cogen.pipeline.carc_cache import CachedEpisodes, cache_folder, chunks, save_chunk
 from cogen.pipeline.dedup import plan_retries
-from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
+from cogen.pipeline.shards import ConfigPlan, ShardTask, shard_ranges, task_table
+from cogen.pipeline.stages import stage
 from cogen.specs.carc import CarcConfig, CarcSetting, setting_from_dict
 
 __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_rows", "pool_keys", "pool_rows",
@@ -44,12 +49,17 @@ PILOT_EPISODES = 8
 
 @dataclass(frozen=True)
 class PoolJob:
-    """Payload of a shard of pool episodes: the rows' pool indices, their retries and the row layout."""
+    """Payload of a shard of pool episodes: the rows' pool indices, their retries and the row layout.
+
+    ``cache``: the build's episode cache folder (:mod:`cogen.pipeline.carc_cache`), or None to
+    generate every episode again.
+    """
 
     sampler: EpisodeSampler
     kind: str
     episodes: np.ndarray = field(compare=False)
     retries: np.ndarray = field(compare=False)
+    cache: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -62,17 +72,27 @@ class StaticJob:
 
 @dataclass(frozen=True)
 class KeyTask:
-    """Pool episodes ``[start, stop)`` whose grammar keys the first pass computes."""
+    """Pool episodes ``[start, stop)`` whose grammar keys the first pass computes (and saves in ``cache``, if any)."""
 
     sampler: EpisodeSampler
     start: int
     stop: int
+    cache: str | None = None
 
 
 def pool_keys(task: KeyTask) -> np.ndarray:
-    """Grammar keys of a range of pool episodes at retry 0 (first build pass; a worker entry point)."""
-    parts = [task.sampler.generate(np.arange(start, min(start + ROW_GROUP_ROWS, task.stop))).require_ok().keys
-             for start in range(task.start, task.stop, ROW_GROUP_ROWS)]
+    """Grammar keys of a range of pool episodes at retry 0 (first build pass; a worker entry point).
+
+    With a cache folder, the episodes are saved there too, one file per cache chunk.
+    """
+    parts = []
+    for start, stop in chunks(task.start, task.stop):
+        with stage("key pass"):
+            batch = task.sampler.generate(np.arange(start, stop)).require_ok()
+        if task.cache is not None:
+            with stage("file i/o"):
+                save_chunk(task.cache, batch)
+        parts.append(batch.keys)
     return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
 
 
@@ -120,10 +140,12 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         _add_stats(stats, episodes.causes, 0)
         yield rows_table(rows, [f"{task.config}-{task.split}-{i}" for i in range(len(rows))])
         return
+    source = job.sampler if job.cache is None else CachedEpisodes(job.sampler, job.cache)
     for offset in range(0, len(job.episodes), EPISODE_GROUP_ROWS):
         episodes = job.episodes[offset: offset + EPISODE_GROUP_ROWS]
         retries = job.retries[offset: offset + EPISODE_GROUP_ROWS]
-        batch = job.sampler.generate(episodes, retries).require_ok()
+        with stage("sampling"):
+            batch = source.generate(episodes, retries).require_ok()
         _add_stats(stats, batch.causes, int(np.count_nonzero(retries)))
         first = task.start + offset
         ids = [f"{task.config}-{task.split}-{first + i}" for i in range(len(batch))]
@@ -180,18 +202,24 @@ class CarcBuilder:
         if any(c.kind == "static" for c in self.setting.configs):
             static_episodes(self.setting)
 
-    def prepare(self, executor, progress=None) -> list[ConfigPlan]:
-        """Key pass over the pool (in parallel) and its dedup plan, then every config's shard tasks."""
-        configs = self.setting.configs
-        retries = None
-        if any(c.kind != "static" for c in configs):
-            retries = self.pool_retries(executor, progress)
-        return [self._static_plan(c) if c.kind == "static" else self._pool_plan(c, retries) for c in configs]
+    def prepare(self, executor, progress=None, scratch=None) -> list[ConfigPlan]:
+        """Key pass over the pool (in parallel) and its dedup plan, then every config's shard tasks.
 
-    def pool_retries(self, executor, progress=None) -> np.ndarray:
-        """Retry number of every pool episode that makes every grammar unique (mostly 0)."""
+        ``scratch``: a local folder every worker shares, where the key pass caches the pool's
+        episodes for the shard writers (:mod:`cogen.pipeline.carc_cache`); None: no cache.
+        """
+        configs = self.setting.configs
+        retries, cache = None, None
+        if any(c.kind != "static" for c in configs):
+            cache = cache_folder(scratch, self.sampler, GENERATOR_VERSION)
+            retries = self.pool_retries(executor, progress, cache)
+        return [self._static_plan(c) if c.kind == "static" else self._pool_plan(c, retries, cache) for c in configs]
+
+    def pool_retries(self, executor, progress=None, cache: str | None = None) -> np.ndarray:
+        """Retry number of every pool episode that makes every grammar unique (mostly 0); the key
+        pass saves the episodes in ``cache`` (a folder), if given."""
         ranges = shard_ranges(self.setting.episodes, self.rows_per_shard)
-        tasks = [KeyTask(self.sampler, start, stop) for start, stop in ranges]
+        tasks = [KeyTask(self.sampler, start, stop, cache) for start, stop in ranges]
         keys = []
         for task, task_keys in zip(tasks, executor.map(pool_keys, tasks), strict=True):
             keys.append(task_keys)
@@ -207,7 +235,7 @@ class CarcBuilder:
             retries[index] = retry
         return retries
 
-    def _pool_plan(self, config: CarcConfig, retries: np.ndarray) -> ConfigPlan:
+    def _pool_plan(self, config: CarcConfig, retries: np.ndarray, cache: str | None = None) -> ConfigPlan:
         rows = pool_rows(self.setting, self.sampler, retries, config)
         fingerprint = self.fingerprint(config)
         columns = EPISODE_COLUMNS if config.kind == "episodes" else COLUMNS
@@ -215,7 +243,7 @@ class CarcBuilder:
         for split, episodes in rows.items():
             ranges = shard_ranges(len(episodes), self.rows_per_shard)
             for index, (start, stop) in enumerate(ranges):
-                job = PoolJob(self.sampler, config.kind, episodes[start:stop], retries[episodes[start:stop]])
+                job = PoolJob(self.sampler, config.kind, episodes[start:stop], retries[episodes[start:stop]], cache)
                 tasks.append(ShardTask(self.family, config.name, split, index, len(ranges), start, stop, fingerprint,
                                        columns, job))
         regenerated = {split: _pairs(episodes[retries[episodes] != 0], retries) for split, episodes in rows.items()}

@@ -275,8 +275,8 @@ class CogitaoBuilder:
                 tasks.append(task)
         return tasks
 
-    def prepare(self, executor, progress=None) -> list[ConfigPlan]:
-        """Key pass over every shard (in parallel), then a regeneration plan per experiment."""
+    def prepare(self, executor, progress=None, scratch=None) -> list[ConfigPlan]:
+        """Key pass over every shard (in parallel), then a regeneration plan per experiment (no ``scratch`` needed)."""
         experiments = self.setting.experiments
         fingerprints = {e.name: self.fingerprint(e) for e in experiments}
         key_tasks = [t for e in experiments for t in self._tasks(e, fingerprints[e.name], None)]

@@ -11,6 +11,7 @@ message says what finished; running it again resumes.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, as_completed
@@ -30,6 +31,7 @@ from cogen.folder import (
                           has_shard_records,
                           manifest_path,
                           read_journal,
+                          scratch_path,
                           shard_records,
                           write_json_atomic,
 )
@@ -157,6 +159,7 @@ def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally
     reports = {name: _kept_report(m) for name, m in trusted.items()
                if m.get("rows_per_shard") == rows_per_shard and _files_match(store, m)}
     tally.finished = list(reports)
+    _remove_scratch(scratch_path(folder))  # a build killed before its end may have left files there
     todo = [name for name in fingerprints if name not in reports]
     if todo:
         if reports:
@@ -164,16 +167,20 @@ def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally
         if progress:
             progress("compile", 0, 0)
         builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
-        with make_executor(executor, workers, dask["address"], scheduler_file=dask["scheduler_file"],
-                           client=dask["client"]) as pool:
-            tally.phase = "sampling keys"
-            plans = builder.prepare(pool, _announcing(progress, "keys", builder.key_rows()))
-            recorded = {plan.config: _recorded(folder, plan, trusted.get(plan.config)) for plan in plans}
-            for plan in plans:
-                _clear_stale(store, plan, recorded[plan.config])
-            tally.phase, tally.shards = "writing shards", sum(len(plan.tasks) for plan in plans)
-            elsewhere = store.remote or executor != "local"  # no disk shared with the workers is assumed
-            results = _write_shards(pool, plans, store, recorded, progress, notify, tally, elsewhere)
+        elsewhere = store.remote or executor != "local"  # no disk shared with the workers is assumed
+        scratch = None if elsewhere else scratch_path(folder)
+        try:
+            with make_executor(executor, workers, dask["address"], scheduler_file=dask["scheduler_file"],
+                               client=dask["client"]) as pool:
+                tally.phase = "sampling keys"
+                plans = builder.prepare(pool, _announcing(progress, "keys", builder.key_rows()), scratch=scratch)
+                recorded = {plan.config: _recorded(folder, plan, trusted.get(plan.config)) for plan in plans}
+                for plan in plans:
+                    _clear_stale(store, plan, recorded[plan.config])
+                tally.phase, tally.shards = "writing shards", sum(len(plan.tasks) for plan in plans)
+                results = _write_shards(pool, plans, store, recorded, progress, notify, tally, elsewhere)
+        finally:  # the workers have stopped: nothing writes there any more
+            _remove_scratch(scratch)
         for plan in plans:
             shard_results = [r for r in results if r.config == plan.config]
             write_json_atomic(manifest_path(folder, plan.config),
@@ -183,6 +190,12 @@ def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally
             tally.finished.append(plan.config)
     _publish_card(store)
     return [reports[name] for name in fingerprints]
+
+
+def _remove_scratch(scratch: Path | None) -> None:
+    """Delete the files the workers of a build shared (best effort: the next build deletes them too)."""
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _publish_card(store: LocalStore | RemoteStore) -> None:

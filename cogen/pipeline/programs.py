@@ -164,8 +164,8 @@ class ProgramsBuilder:
         for config in self.setting.configs:
             sample(config.kind, 0, [0]).outputs()
 
-    def prepare(self, executor, progress=None) -> list[ConfigPlan]:
-        """Every config's distinct functions and their shard tasks (no parallel first pass needed)."""
+    def prepare(self, executor, progress=None, scratch=None) -> list[ConfigPlan]:
+        """Every config's distinct functions and their shard tasks (no parallel first pass, no ``scratch`` needed)."""
         return [self._plan(config) for config in self.setting.configs]
 
     def _plan(self, config: ProgramsConfig) -> ConfigPlan:
