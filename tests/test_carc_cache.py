@@ -4,6 +4,7 @@ and the bytes are those of a build without the cache, whatever happens to the ca
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -81,11 +82,12 @@ def test_lost_or_damaged_cache_files_are_generated_again(uncached, tmp_path, gen
 
     def damage_then_read(self, sampler, folder):
         if not damaged:  # the first shard writer: the key pass has written every file
-            files = sorted(Path(folder).glob("*.npz"))
+            files = sorted(Path(folder).iterdir())
             assert len(files) == 4
-            files[0].unlink()
-            files[1].write_bytes(b"not an npz file")
-            files[2].write_bytes(files[2].read_bytes()[:1000])
+            shutil.rmtree(files[0])
+            (files[1] / "grids.npy").write_bytes(b"not an npy file")
+            meta = files[2] / "meta.npy"
+            meta.write_bytes(meta.read_bytes()[:1000])
             damaged.extend(files[:3])
         original(self, sampler, folder)
 

@@ -2,15 +2,16 @@
 
 Every config of a carc spec (the pool, its systematicity and 3-shot splits) holds the same pool
 episodes, so the key pass, which generates each episode at retry 0 to read its grammar key, saves
-them (one file per :data:`CHUNK` pool indices), and the shard writers read them back instead of
+them (one folder of ``.npy`` files per :data:`CHUNK` pool indices), and the shard writers map them
+back (read-only memory maps: no copy, and nothing left on the heap when a file is done) instead of
 generating every episode again for every config. An episode is a pure function of (spec, index,
 retry), so the rows are the same bytes either way: an episode with a non-zero retry, or whose
 file is missing or unreadable, is generated again, as without a cache.
 
 The cache lives in ``.cogen/scratch/carc-episodes-<sampler digest>/`` of the output folder
 (:func:`cogen.folder.scratch_path`), only when every worker shares the driver's disk; the driver
-deletes the scratch folder when the build starts and when it ends. A file is written under a
-temporary name and renamed, so a file with a final name is complete.
+deletes the scratch folder when the build starts and when it ends. A chunk's folder is written under
+a temporary name and renamed, so a folder with a final name is complete.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import zipfile
+import shutil
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,13 +32,13 @@ __all__ = ["CHUNK", "SWITCH", "CachedEpisodes", "cache_folder", "chunks", "save_
 
 log = logging.getLogger(__name__)
 
-#: Pool indices per cache file (about 5 KB an episode: 10 MB a file).
+#: Pool indices per cache chunk (about 5 KB an episode: 10 MB a chunk).
 CHUNK = 2_000
 #: Environment variable that turns the cache off when set to ``0`` (tests compare both ways).
 SWITCH = "COGEN_CARC_EPISODE_CACHE"
 #: The arrays of an :class:`~cogen.carc.episodes.EpisodeBatch` a file holds, beside ``indices``.
 FIELDS = ("ok", "grids", "meta", "shapes", "keys", "causes")
-#: Cache files a reader holds in memory at once (a shard reads its sorted pool indices in order).
+#: Cache chunks a reader keeps mapped at once (a shard reads its sorted pool indices in order).
 HELD = 2
 
 
@@ -62,22 +63,22 @@ def chunks(start: int, stop: int) -> Iterator[tuple[int, int]]:
 
 
 def _name(start: int, stop: int) -> str:
-    return f"{start:012d}-{stop:012d}.npz"
+    return f"{start:012d}-{stop:012d}"
 
 
 def save_chunk(folder: str, batch: EpisodeBatch) -> None:
     """Save generated episodes ``batch`` (consecutive pool indices at retry 0); a failure only logs."""
     start, stop = int(batch.indices[0]), int(batch.indices[-1]) + 1
     path = Path(folder) / _name(start, stop)
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(temporary, "wb") as file:
-            np.savez(file, indices=batch.indices, **{name: getattr(batch, name) for name in FIELDS})
+        temporary.mkdir(parents=True)
+        for name in ("indices", *FIELDS):
+            np.save(temporary / f"{name}.npy", np.ascontiguousarray(getattr(batch, name)))
         os.replace(temporary, path)
     except OSError as error:  # the writers will generate these episodes again
         log.debug("cannot cache episodes %d-%d in %s: %s", start, stop, folder, error)
-        temporary.unlink(missing_ok=True)
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 class CachedEpisodes:
@@ -89,8 +90,8 @@ class CachedEpisodes:
         files = []
         try:
             for entry in os.scandir(folder):
-                start, dash, stop = entry.name.removesuffix(".npz").partition("-")
-                if entry.name.endswith(".npz") and dash and start.isdigit() and stop.isdigit():
+                start, dash, stop = entry.name.partition("-")
+                if dash and start.isdigit() and stop.isdigit():
                     files.append((int(start), int(stop)))
         except OSError:
             pass
@@ -133,19 +134,21 @@ class CachedEpisodes:
         return EpisodeBatch(self.sampler, indices, retries, **arrays)
 
     def _load(self, file: int) -> dict | None:
-        """The arrays of cache file ``file`` (None when it cannot be read or is not what its name says)."""
+        """The arrays of cache chunk ``file``, memory-mapped read-only (None when it cannot be read or
+        is not what its name says)."""
         if file in self._held:
             self._held.move_to_end(file)
             return self._held[file]
         start, stop = int(self._starts[file]), int(self._stops[file])
         chunk = None
         try:
-            with np.load(Path(self.folder) / _name(start, stop), allow_pickle=False) as data:
-                arrays = {name: data[name] for name in ("indices", *FIELDS)}
+            path = Path(self.folder) / _name(start, stop)
+            arrays = {name: np.asarray(np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False))
+                      for name in ("indices", *FIELDS)}
             if np.array_equal(arrays["indices"], np.arange(start, stop)) and \
                     all(len(arrays[name]) == stop - start for name in FIELDS) and arrays["ok"].all():
                 chunk = arrays
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        except (OSError, ValueError, EOFError) as error:
             log.debug("cannot read cached episodes %d-%d in %s: %s", start, stop, self.folder, error)
         self._held[file] = chunk
         while len(self._held) > HELD:
