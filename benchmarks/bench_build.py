@@ -165,9 +165,9 @@ def writer(n: int) -> None:
     import numpy as np
     import pyarrow.parquet as pq
 
+    from cogen.families.cogitao.build import _table
     from cogen.folder import arrow_schema
     from cogen.generate.sampler import generate_rows
-    from cogen.pipeline.cogitao import _table
     from cogen.pipeline.driver import builder_for
     from cogen.pipeline.shards import ROW_GROUP_ROWS, writer_options
     from cogen.specs import load_spec

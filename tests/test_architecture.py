@@ -15,17 +15,26 @@ import cogen
 
 PACKAGE = Path(cogen.__file__).resolve().parent
 
+#: The family folders under ``cogen/families/``: each is two units, its spec reader (``spec.py`` and
+#: ``schema.py``, at the spec layer, so the family's domain sampler may read its setting) and its plug-ins
+#: (everything else: builder, checks, evaluator, prompts, card text), above every generic package.
+FAMILY_FOLDERS = sorted(path.name for path in (PACKAGE / "families").iterdir()
+                        if path.is_dir() and (path / "__init__.py").exists())
+#: Modules of a family folder that sit at the spec layer.
+FAMILY_SPEC_MODULES = ("spec", "schema")
 #: The layers, bottom first; a unit may import its own layer's units only where listed in SAME_LAYER.
 LAYERS = (
     {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng",
      "cogen.families", "cogen.palette"},
     {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.programs", "cogen.render"},
     {"cogen.specs"},
+    {f"cogen.families.{name}.spec" for name in FAMILY_FOLDERS},
     {"cogen.generate"},
     {"cogen.card"},
     {"cogen.pipeline"},
     {"cogen.hub", "cogen.io", "cogen.metrics", "cogen.stream", "cogen.export"},
     {"cogen.eval", "cogen.llm"},
+    {f"cogen.families.{name}" for name in FAMILY_FOLDERS},
     {"cogen.cli", "cogen.__main__"},
 )
 #: Same-layer imports that are part of the design (the lower one listed second).
@@ -35,8 +44,13 @@ SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("coge
 
 
 def _unit(module: str) -> str:
-    """``cogen.pipeline.driver`` -> ``cogen.pipeline``; root modules (``cogen.errors``) are units of their own."""
+    """``cogen.pipeline.driver`` -> ``cogen.pipeline``; root modules (``cogen.errors``) are units of their own;
+    ``cogen.families.carc.build`` -> ``cogen.families.carc`` and ``cogen.families.carc.spec`` -> itself."""
     parts = module.split(".")
+    if parts[:2] == ["cogen", "families"] and len(parts) > 2:
+        if len(parts) > 3 and parts[3] in FAMILY_SPEC_MODULES:
+            return f"cogen.families.{parts[2]}.spec"
+        return f"cogen.families.{parts[2]}"
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
 

@@ -163,7 +163,7 @@ def test_a_damaged_shard_is_rebuilt_not_kept(tiny_spec, tmp_path):
 
 
 def test_interrupted_build_leaves_no_complete_looking_file(tiny_spec, tmp_path, monkeypatch):
-    import cogen.pipeline.cogitao as cogitao
+    import cogen.families.cogitao.build as cogitao
 
     out = tmp_path / "out"
     real = cogitao.shard_tables

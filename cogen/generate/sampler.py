@@ -18,11 +18,11 @@ from functools import lru_cache
 import numpy as np
 
 from cogen.errors import GenerationError
+from cogen.families.cogitao.schema import Domain
 from cogen.generate import _sampler
 from cogen.generate._sampler import CAUSES
 from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
 from cogen.render import RenderSettings
-from cogen.specs.schema import Domain
 
 __all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix", "rejection_text", "require_ok"]
 

@@ -3,8 +3,8 @@
 ``load_spec("c3")`` reads the packaged ``split_specs/c3.yaml`` (the paper's text) and
 ``load_spec("as_run/c3")`` ``split_specs/as_run/c3.yaml`` (the conditions the paper's numbers came
 from); ``load_spec("my.yaml")`` reads a file. The ``family`` key picks the parser from the family registry (:mod:`cogen.families`):
-``cogitao`` (default; transformation sequences on bank objects, :mod:`cogen.specs.cogitao`) or
-``carc`` (Compositional-ARC episodes, :mod:`cogen.specs.carc`).
+``cogitao`` (default; transformation sequences on bank objects, :mod:`cogen.families.cogitao.spec`) or
+``carc`` (Compositional-ARC episodes, :mod:`cogen.families.carc.spec`).
 """
 
 from __future__ import annotations
@@ -17,20 +17,9 @@ from cogen.errors import SpecError, UnknownNameError
 from cogen.families import DEFAULT_FAMILY, family
 from cogen.specs._fields import Range
 from cogen.specs._yaml import Located, load_located, read_located
-from cogen.specs.schema import (
-    ID_SPLITS,
-    OOD_SPLITS,
-    SPLITS,
-    Domain,
-    Experiment,
-    Grid,
-    ObjectFilter,
-    SequenceSet,
-    Setting,
-)
+from cogen.specs.splits import ID_SPLITS, OOD_SPLITS, SPLITS
 
-__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter", "Range",
-           "SequenceSet", "Setting", "is_spec_reference", "load_spec", "locate_configs", "packaged_specs",
+__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Range", "is_spec_reference", "load_spec", "locate_configs", "packaged_specs",
            "parse_spec_text", "resolve_spec_path"]
 
 

@@ -16,9 +16,9 @@ import numpy as np
 from cogen.carc.episodes import EpisodeSampler
 from cogen.carc.grammar import KINDS, ROTATION_TYPE_8, Variant, triplet_name
 from cogen.carc.split import held_out_triplets
-from cogen.pipeline.carc import pool_rows, regenerate_table
+from cogen.families.carc.build import pool_rows, regenerate_table
+from cogen.families.carc.spec import CarcConfig, setting_from_dict
 from cogen.pipeline.verify import Check, ConfigData, Determinism
-from cogen.specs.carc import CarcConfig, setting_from_dict
 
 __all__ = ["CarcChecks", "checks", "grammar_strings", "rederive_examples"]
 

@@ -6,7 +6,7 @@ Building a spec takes two passes over the pure episode function:
    shards; the driver then plans regenerations so no grammar repeats anywhere in the pool
    (:func:`cogen.pipeline.dedup.plan_retries`, canonical pool order). When the workers share the
    driver's disk, the key pass also saves the episodes it generated in the build's episode cache
-   (:mod:`cogen.pipeline.carc_cache`);
+   (:mod:`cogen.families.carc.episode_cache`);
 2. every config's rows (the pool itself, or a systematicity split of it) are written to Parquet
    by pool index: each episode is read back from the cache, or generated again where the cache
    has none (a regenerated episode, a remote build, a missing file). Either way the bytes are the same.
@@ -27,11 +27,11 @@ import numpy as np
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler, stream_seed, triplet_codes
 from cogen.carc.split import held_out_triplets, split_rows
 from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table
-from cogen.pipeline.carc_cache import CachedEpisodes, cache_folder, chunks, save_chunk
+from cogen.families.carc.episode_cache import CachedEpisodes, cache_folder, chunks, save_chunk
+from cogen.families.carc.spec import CarcConfig, CarcSetting, setting_from_dict
 from cogen.pipeline.dedup import plan_retries
 from cogen.pipeline.shards import ConfigPlan, ShardTask, shard_ranges, task_table
 from cogen.pipeline.stages import stage
-from cogen.specs.carc import CarcConfig, CarcSetting, setting_from_dict
 
 __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_rows", "pool_keys", "pool_rows",
            "regenerate_table", "shard_tables"]
@@ -51,7 +51,7 @@ PILOT_EPISODES = 8
 class PoolJob:
     """Payload of a shard of pool episodes: the rows' pool indices, their retries and the row layout.
 
-    ``cache``: the build's episode cache folder (:mod:`cogen.pipeline.carc_cache`), or None to
+    ``cache``: the build's episode cache folder (:mod:`cogen.families.carc.episode_cache`), or None to
     generate every episode again.
     """
 
@@ -206,7 +206,7 @@ class CarcBuilder:
         """Key pass over the pool (in parallel) and its dedup plan, then every config's shard tasks.
 
         ``scratch``: a local folder every worker shares, where the key pass caches the pool's
-        episodes for the shard writers (:mod:`cogen.pipeline.carc_cache`); None: no cache.
+        episodes for the shard writers (:mod:`cogen.families.carc.episode_cache`); None: no cache.
         """
         configs = self.setting.configs
         retries, cache = None, None

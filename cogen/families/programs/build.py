@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cogen.families.programs.spec import SPLIT, ProgramsConfig, ProgramsSetting, setting_from_dict
 from cogen.pipeline.dedup import plan_retries
 from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
 from cogen.programs.functions import (
@@ -28,7 +29,6 @@ from cogen.programs.functions import (
     sample,
     stream_seed,
 )
-from cogen.specs.programs import SPLIT, ProgramsConfig, ProgramsSetting, setting_from_dict
 
 __all__ = ["COLUMNS", "GENERATOR_VERSION", "FunctionsJob", "ProgramsBuilder", "regenerate_table", "rows_table",
            "shard_tables"]

@@ -21,12 +21,12 @@ from functools import lru_cache
 import numpy as np
 
 from cogen.errors import GenerationError
+from cogen.families.cogitao.schema import Experiment, Setting
 from cogen.generate.program import DEFAULT_MAX_ATTEMPTS
 from cogen.generate.sampler import CAUSES, SplitJob, generate_rows, rejection_fix, rejection_text, require_ok
 from cogen.pipeline.dedup import duplicates, plan_retries
 from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table
 from cogen.pipeline.stages import stage
-from cogen.specs.schema import Experiment, Setting
 
 __all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "IMAGE_COLUMNS", "OBJECT_FRAME_COLUMNS", "CogitaoBuilder",
            "columns",
@@ -115,7 +115,7 @@ def _table(task: ShardTask, start: int, rows: dict):
     })
     job: SplitJob = task.payload
     if job.frames or job.object_frames:
-        from cogen.pipeline.frames import frames_column, object_frames_columns
+        from cogen.families.cogitao.frames import frames_column, object_frames_columns
 
         sequences = rows["sequences"].astype(np.int64)
         depths = (sequences >= 0).sum(axis=1)
@@ -323,7 +323,7 @@ class CogitaoBuilder:
 
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):
     """Rows ``[start, stop)`` of ``split`` of a built config, regenerated from its manifest alone."""
-    from cogen.specs.schema import experiment_from_dict
+    from cogen.families.cogitao.schema import experiment_from_dict
 
     experiment = experiment_from_dict(manifest["spec"])
     job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split,
