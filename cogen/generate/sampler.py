@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from cogen._rng import retry_numbers
 from cogen.errors import GenerationError
 from cogen.families.cogitao.schema import Domain
 from cogen.generate import _sampler
@@ -55,11 +56,7 @@ class SplitJob:
 
     def retries_between(self, start: int, stop: int) -> np.ndarray:
         """The retry number of every index in ``[start, stop)`` (0 unless dedup regenerated it)."""
-        retries = np.zeros(stop - start, np.int64)
-        for index, retry in self.retries:
-            if start <= index < stop:
-                retries[index - start] = retry
-        return retries
+        return retry_numbers(self.retries, start, stop)
 
 
 @lru_cache(maxsize=128)
