@@ -60,6 +60,8 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(path: Path) -> set[str]:
+    """Every ``cogen`` module or package ``path`` imports (``from cogen.x import y`` counts ``cogen.x.y``
+    when ``y`` is a module, else ``cogen.x``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = {id(node) for block in ast.walk(tree)
                if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
@@ -71,10 +73,17 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            if node.module == "cogen":  # from cogen import _rng, families
-                found |= {f"cogen.{alias.name}" for alias in node.names}
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names} & MODULES
+            found |= submodules or {node.module}
     return {name for name in found if name.startswith("cogen.")}
+
+
+MODULES = {_module_name(path) for path in PACKAGE.rglob("*.py")}
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the modules it imports (a package counts as its ``__init__``; itself excluded)."""
+    return {_module_name(path): _imports(path) - {_module_name(path)} for path in PACKAGE.rglob("*.py")}
 
 
 def unit_graph() -> dict[str, set[str]]:
@@ -120,6 +129,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_package_cycle():
     assert _cycles(unit_graph()) == []
+
+
+def test_no_module_cycle():
+    """No two files import each other, even through function-level imports (a package's ``__init__``
+    re-exporting its own modules is the one kind of loop allowed: the modules never import it back)."""
+    assert _cycles(module_graph()) == []
 
 
 def test_the_cycle_finder_finds_cycles():

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cogen import families
-from cogen._resources import specs_dir
+from cogen._resources import packaged_specs
 from cogen.errors import SpecError, UnknownNameError
 from cogen.families import DEFAULT_FAMILY, family
 from cogen.specs._fields import Range
@@ -21,14 +21,6 @@ from cogen.specs.splits import ID_SPLITS, OOD_SPLITS, SPLITS
 
 __all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Range", "is_spec_reference", "load_spec", "locate_configs", "packaged_specs",
            "parse_spec_text", "resolve_spec_path"]
-
-
-def packaged_specs() -> dict[str, Path]:
-    """Spec files shipped with cogen, by name: the path under ``split_specs/`` without ``.yaml``
-    (``"c1"`` -> ``.../split_specs/c1.yaml``, ``"as_run/c1"`` -> ``.../split_specs/as_run/c1.yaml``)."""
-    root = specs_dir()
-    paths = sorted(root.rglob("*.yaml"), key=lambda path: (len(path.relative_to(root).parts), str(path)))
-    return {path.relative_to(root).with_suffix("").as_posix(): path for path in paths}
 
 
 def resolve_spec_path(path_or_name: str | Path) -> Path:
