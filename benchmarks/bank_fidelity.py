@@ -127,8 +127,8 @@ def _no_op_share(out: Path, config: str) -> float:
 
 
 def _pool(spec: str, experiment: str, split: str) -> np.ndarray:
+    from cogen.families.cogitao.spec import object_query
     from cogen.specs import load_spec
-    from cogen.specs.cogitao import object_query
 
     domain = load_spec(spec).experiment(experiment).domain(split)
     return load_bank().select(object_query(domain.objects, ()))

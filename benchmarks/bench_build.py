@@ -58,7 +58,7 @@ def raw_rate(spec: Path, n: int) -> float:
 
     from cogen.generate.sampler import generate_rows
     from cogen.pipeline.driver import builder_for
-    from cogen.pipeline.shards import ROW_GROUP_ROWS
+    from cogen.pipeline.parquet import ROW_GROUP_ROWS
     from cogen.specs import load_spec
 
     builder = builder_for(load_spec(spec))
@@ -87,7 +87,7 @@ def grid_encoding_cpu(files: list[Path], cdc: bool = True, only: tuple[str, ...]
 
     import pyarrow.parquet as pq
 
-    from cogen.pipeline.shards import parquet_layout_options, writer_options
+    from cogen.pipeline.parquet import parquet_layout_options, writer_options
 
     layout = parquet_layout_options() if cdc else {"write_page_index": True}
     best = float("inf")
@@ -165,11 +165,11 @@ def writer(n: int) -> None:
     import numpy as np
     import pyarrow.parquet as pq
 
+    from cogen.families.cogitao.build import _table
     from cogen.folder import arrow_schema
     from cogen.generate.sampler import generate_rows
-    from cogen.pipeline.cogitao import _table
     from cogen.pipeline.driver import builder_for
-    from cogen.pipeline.shards import ROW_GROUP_ROWS, writer_options
+    from cogen.pipeline.parquet import ROW_GROUP_ROWS, writer_options
     from cogen.specs import load_spec
 
     with tempfile.TemporaryDirectory() as folder:
@@ -233,7 +233,7 @@ def _carc_child(scale: float) -> None:
 
     from cogen.pipeline import build, stages
     from cogen.pipeline.driver import builder_for
-    from cogen.pipeline.shards import ROW_GROUP_ROWS
+    from cogen.pipeline.parquet import ROW_GROUP_ROWS
     from cogen.specs import load_spec
 
     setting = load_spec("carc").scaled(scale)

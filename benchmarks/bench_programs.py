@@ -66,7 +66,7 @@ def _replies(folder: Path, count: int, path: Path) -> Path:
 
 def score_run(folder: Path, count: int, workers: int) -> None:
     """Score ``count`` replies against the built configs (static analysis + sandboxed runs)."""
-    from cogen.eval.programs import evaluate_table
+    from cogen.families.programs.evaluate import evaluate_table
 
     replies = _replies(folder, count, folder / "replies.jsonl")
     start = time.perf_counter()

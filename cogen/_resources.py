@@ -25,6 +25,14 @@ def specs_dir() -> Path:
     return resource_path("split_specs")
 
 
+def packaged_specs() -> dict[str, Path]:
+    """Spec files shipped with cogen, by name: the path under ``split_specs/`` without ``.yaml``
+    (``"c1"`` -> ``.../split_specs/c1.yaml``, ``"as_run/c1"`` -> ``.../split_specs/as_run/c1.yaml``)."""
+    root = specs_dir()
+    paths = sorted(root.rglob("*.yaml"), key=lambda path: (len(path.relative_to(root).parts), str(path)))
+    return {path.relative_to(root).with_suffix("").as_posix(): path for path in paths}
+
+
 def objects_dir() -> Path:
     """Folder holding the built object bank."""
     return resource_path("objects")

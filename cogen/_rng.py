@@ -20,7 +20,7 @@ import numpy as np
 
 from cogen._jit import kernel
 
-__all__ = ["GOLDEN", "below", "between", "mix", "next_u64", "sample_state", "stream_seed"]
+__all__ = ["GOLDEN", "below", "between", "mix", "next_u64", "retry_numbers", "sample_state", "stream_seed"]
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -67,3 +67,14 @@ def stream_seed(seed: int, label: str, *words: int) -> int:
     label_words = np.frombuffer(hashlib.sha256(label.encode()).digest()[:16], np.uint32).tolist()
     entropy = [int(seed), *label_words, *(int(word) for word in words)]
     return int(np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0])
+
+
+def retry_numbers(regenerated, start: int, stop: int) -> np.ndarray:
+    """The retry number of every index in ``[start, stop)``: 0, except where ``regenerated`` (``(index,
+    retry)`` pairs, or a mapping index -> retry, as dedup plans and manifests record them) says otherwise."""
+    pairs = regenerated.items() if hasattr(regenerated, "items") else regenerated
+    retries = np.zeros(stop - start, np.int64)
+    for index, retry in pairs:
+        if start <= index < stop:
+            retries[index - start] = retry
+    return retries

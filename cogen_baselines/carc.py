@@ -183,7 +183,7 @@ class MLCWorkload:
     def predict(self, model, split: str, path: Path) -> dict[str, float]:
         """Write the greedy predictions of every query of ``split`` under ``cogen eval``'s query ids."""
         from cogen.carc.mlc import decode_grids
-        from cogen.eval.carc import query_id
+        from cogen.families.carc.evaluate import query_id
 
         data = self.splits[split]
         loss, accuracy, tokens = self._scan(model, data, keep=True)

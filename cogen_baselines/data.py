@@ -176,7 +176,7 @@ def grid_split(name: str, arrays: dict[str, np.ndarray], ids: list[str], side: i
 def open_stream(spec: str, data, config: str):
     """The endless training stream of ``config`` from ``spec`` (a packaged spec name or a file), guarded
     against the evaluation splits stored in ``data``; refused unless ``data`` was built from that spec."""
-    from cogen.pipeline.cogitao import CogitaoBuilder
+    from cogen.families.cogitao.build import CogitaoBuilder
     from cogen.stream import SampleStream
 
     manifest = experiment_manifest(data, config)

@@ -15,17 +15,26 @@ import cogen
 
 PACKAGE = Path(cogen.__file__).resolve().parent
 
+#: The family folders under ``cogen/families/``: each is two units, its spec reader (``spec.py`` and
+#: ``schema.py``, at the spec layer, so the family's domain sampler may read its setting) and its plug-ins
+#: (everything else: builder, checks, evaluator, prompts, card text), above every generic package.
+FAMILY_FOLDERS = sorted(path.name for path in (PACKAGE / "families").iterdir()
+                        if path.is_dir() and (path / "__init__.py").exists())
+#: Modules of a family folder that sit at the spec layer.
+FAMILY_SPEC_MODULES = ("spec", "schema")
 #: The layers, bottom first; a unit may import its own layer's units only where listed in SAME_LAYER.
 LAYERS = (
     {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng",
      "cogen.families", "cogen.palette"},
     {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.programs", "cogen.render"},
     {"cogen.specs"},
+    {f"cogen.families.{name}.spec" for name in FAMILY_FOLDERS},
     {"cogen.generate"},
     {"cogen.card"},
     {"cogen.pipeline"},
     {"cogen.hub", "cogen.io", "cogen.metrics", "cogen.stream", "cogen.export"},
     {"cogen.eval", "cogen.llm"},
+    {f"cogen.families.{name}" for name in FAMILY_FOLDERS},
     {"cogen.cli", "cogen.__main__"},
 )
 #: Same-layer imports that are part of the design (the lower one listed second).
@@ -35,8 +44,13 @@ SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("coge
 
 
 def _unit(module: str) -> str:
-    """``cogen.pipeline.driver`` -> ``cogen.pipeline``; root modules (``cogen.errors``) are units of their own."""
+    """``cogen.pipeline.driver`` -> ``cogen.pipeline``; root modules (``cogen.errors``) are units of their own;
+    ``cogen.families.carc.build`` -> ``cogen.families.carc`` and ``cogen.families.carc.spec`` -> itself."""
     parts = module.split(".")
+    if parts[:2] == ["cogen", "families"] and len(parts) > 2:
+        if len(parts) > 3 and parts[3] in FAMILY_SPEC_MODULES:
+            return f"cogen.families.{parts[2]}.spec"
+        return f"cogen.families.{parts[2]}"
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
 
@@ -46,6 +60,8 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(path: Path) -> set[str]:
+    """Every ``cogen`` module or package ``path`` imports (``from cogen.x import y`` counts ``cogen.x.y``
+    when ``y`` is a module, else ``cogen.x``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = {id(node) for block in ast.walk(tree)
                if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
@@ -57,10 +73,17 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            if node.module == "cogen":  # from cogen import _rng, families
-                found |= {f"cogen.{alias.name}" for alias in node.names}
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names} & MODULES
+            found |= submodules or {node.module}
     return {name for name in found if name.startswith("cogen.")}
+
+
+MODULES = {_module_name(path) for path in PACKAGE.rglob("*.py")}
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Module -> the modules it imports (a package counts as its ``__init__``; itself excluded)."""
+    return {_module_name(path): _imports(path) - {_module_name(path)} for path in PACKAGE.rglob("*.py")}
 
 
 def unit_graph() -> dict[str, set[str]]:
@@ -106,6 +129,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_package_cycle():
     assert _cycles(unit_graph()) == []
+
+
+def test_no_module_cycle():
+    """No two files import each other, even through function-level imports (a package's ``__init__``
+    re-exporting its own modules is the one kind of loop allowed: the modules never import it back)."""
+    assert _cycles(module_graph()) == []
 
 
 def test_the_cycle_finder_finds_cycles():

@@ -92,7 +92,8 @@ def test_worker_count_never_changes_a_byte(tmp_path):
 
 
 def test_shards_encoded_by_the_key_pass_are_the_bytes_a_second_pass_writes(tmp_path, monkeypatch):
-    from cogen.pipeline import cogitao, shards
+    from cogen.families.cogitao import build as cogitao
+    from cogen.pipeline import shards
 
     tiny_spec = tmp_path / "crowded.yaml"  # about a thousand distinct samples: dedup regenerates some
     tiny_spec.write_text(TINY.replace("[6, 8]", "[5, 5]").replace("rows: [1, 3], cols: [1, 3]", "rows: [1, 2], cols: [1, 2]")
@@ -163,7 +164,7 @@ def test_a_damaged_shard_is_rebuilt_not_kept(tiny_spec, tmp_path):
 
 
 def test_interrupted_build_leaves_no_complete_looking_file(tiny_spec, tmp_path, monkeypatch):
-    import cogen.pipeline.cogitao as cogitao
+    import cogen.families.cogitao.build as cogitao
 
     out = tmp_path / "out"
     real = cogitao.shard_tables

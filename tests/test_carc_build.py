@@ -157,7 +157,7 @@ def test_extended_spec_builds_and_verifies_through_the_cli(tmp_path):
 
 
 def test_the_card_names_generation_switches_away_from_the_defaults():
-    from cogen.card._studies import carc_shift
+    from cogen.families.carc.card import carc_shift
 
     manifest = {"kind": "systematicity", "held_out_triplets": [["translation", "rotation", "grow"]],
                 "spec": {"queries": "reference", "rotation": "paper", "degenerate": "reject"}}

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from cogen.carc.episodes import EpisodeSampler
+from cogen.families.carc import episode_cache as cache_module
+from cogen.families.carc.build import GENERATOR_VERSION, CarcBuilder, PoolJob
+from cogen.families.carc.episode_cache import SWITCH, CachedEpisodes, cache_folder, chunks
 from cogen.folder import scratch_path
 from cogen.pipeline import build
-from cogen.pipeline import carc_cache as cache_module
-from cogen.pipeline.carc import GENERATOR_VERSION, CarcBuilder, PoolJob
-from cogen.pipeline.carc_cache import SWITCH, CachedEpisodes, cache_folder, chunks
 from cogen.pipeline.executors import SerialExecutor
 from cogen.pipeline.verify import failed, verify
 from cogen.specs import load_spec

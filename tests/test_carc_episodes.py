@@ -19,7 +19,7 @@ from test_carc_oracle import apply, components, compose, normalised, render, tou
 
 from cogen.carc.episodes import EpisodeSampler
 from cogen.carc.grammar import KINDS, ROLES, TRANSFORMATIONS
-from cogen.pipeline.carc import CarcBuilder
+from cogen.families.carc.build import CarcBuilder
 from cogen.specs import load_spec
 
 CHI2_9DOF_P001 = 27.88  # chi-square critical value, 9 degrees of freedom, p = 0.001

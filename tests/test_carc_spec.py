@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from cogen.errors import SpecError, UnknownNameError
+from cogen.families.carc.spec import CarcSetting, setting_from_dict
 from cogen.specs import load_spec, packaged_specs, parse_spec_text
-from cogen.specs.carc import CarcSetting, setting_from_dict
 
 BASE = """\
 setting: t

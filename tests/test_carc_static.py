@@ -9,7 +9,7 @@ from test_carc_oracle import components, compose, normalised, render
 
 from cogen.carc.grammar import KINDS, ROLES
 from cogen.carc.static import FREE_COLORS, SHAPES, static_rows
-from cogen.pipeline.carc import static_episodes
+from cogen.families.carc.build import static_episodes
 from cogen.specs import load_spec
 
 

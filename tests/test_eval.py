@@ -114,7 +114,7 @@ def test_stubbornness_is_skipped_in_domain(data, tmp_path):
 
 
 def test_unverifiable_scenes_are_counted_not_guessed(data, tmp_path, monkeypatch):
-    import cogen.eval.cogitao as module
+    import cogen.families.cogitao.evaluate as module
 
     split = read_split(data, "E-1", "test_ood")
     monkeypatch.setattr(module, "scenes", lambda table, inputs: ([None] * table.num_rows, "other bank"))

@@ -13,7 +13,7 @@ from cogen.cli import app
 from cogen.eval import baseline_records, evaluate, expected_ids, write_predictions
 from cogen.folder import read_split
 
-pytest.importorskip("cogen.pipeline.carc")
+pytest.importorskip("cogen.families.carc.build")
 
 CONFIG = "carc-systematicity-1860"
 runner = CliRunner()
@@ -64,7 +64,7 @@ def test_identity_predictions_are_no_transformation(data, tmp_path):
 def test_primitive_outputs_on_real_episodes_are_classified_as_primitives(data):
     """Move each query's object as its translation role says (written out here, not with the
     kernels): the taxonomy must call it that role's primitive."""
-    from cogen.eval.carc import _queries, expected_queries, query_grids
+    from cogen.families.carc.evaluate import _queries, expected_queries, query_grids
     from cogen.metrics.carc import ROLES, classify_error
 
     split = read_split(data, CONFIG, "test")
@@ -227,7 +227,7 @@ def test_the_rotation_convention_comes_from_the_rows(data):
     import pyarrow as pa
 
     from cogen.errors import EvalError
-    from cogen.eval.carc import _rotation
+    from cogen.families.carc.evaluate import _rotation
     from cogen.folder import SplitData
 
     split = read_split(data, CONFIG, "test")

@@ -16,7 +16,7 @@ from cogen.errors import DataError, UnknownNameError
 from cogen.export import FORMATS, export, require_family
 from cogen.folder import read_split
 
-pytest.importorskip("cogen.pipeline.carc")
+pytest.importorskip("cogen.families.carc.build")
 
 runner = CliRunner()
 CONFIGS = ["carc-episodes", "carc-systematicity-1860", "carc-3shot-1870", "carc-static"]
@@ -126,7 +126,7 @@ def test_bad_requests_get_clear_errors(data, tmp_path):
 
 def test_lines_are_json_dumps_of_the_reference_records(data):
     from cogen.carc.mlc import reference_records
-    from cogen.export.mlc import grid_texts, record_lines
+    from cogen.families.carc.export_mlc import grid_texts, record_lines
 
     for config in ("carc-systematicity-1860", "carc-static"):
         table = read_split(data, config, "test").table

@@ -315,7 +315,7 @@ def test_a_slow_kernel_load_says_it_is_compiling(spec, tmp_path, monkeypatch, ca
     import time
 
     import cogen.cli._progress as progress
-    import cogen.pipeline.cogitao as cogitao
+    import cogen.families.cogitao.build as cogitao
 
     real = cogitao.CogitaoBuilder.pilot
     monkeypatch.setattr(cogitao.CogitaoBuilder, "pilot", lambda self: (time.sleep(0.8), real(self))[1])

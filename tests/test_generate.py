@@ -8,10 +8,10 @@ import pytest
 from cogen.bank import load_bank
 from cogen.engine import PlacedObject, apply_sequence
 from cogen.engine.registry import from_token
+from cogen.families.cogitao.spec import object_query
 from cogen.generate.program import stream_seed
 from cogen.generate.sampler import SplitJob, generate_rows
 from cogen.specs import load_spec, parse_spec_text
-from cogen.specs.cogitao import object_query
 
 CASES = [("c1", "C1-1", "train"), ("c1", "C1-4", "test_ood"), ("c3", "C3-2", "train"), ("c3", "C3-4", "test_ood"),
          ("g1", "G1-5", "test_ood"), ("g5", "G5-5", "test_ood"), ("g3", "G3-4", "validation_ood"), ("s", "S-4-5", "train"),

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from cogen.cli import app
 from cogen.eval import evaluate
+from cogen.families.cogitao.prompts import choose_examples, task_codes
+from cogen.families.cogitao.schema import experiment_from_dict
 from cogen.folder import read_split
-from cogen.llm import export_prompts, parse_replies, parse_reply, task_codes
-from cogen.llm.prompts import choose_examples
+from cogen.llm import export_prompts, parse_replies, parse_reply
 from cogen.pipeline import build
-from cogen.specs.schema import experiment_from_dict
 
 SPEC = """\
 setting: L
@@ -142,7 +142,7 @@ def test_prompts_cli_round_trip(data, tmp_path):
 
 
 def test_carc_prompts_follow_the_papers_template(tmp_path):
-    pytest.importorskip("cogen.pipeline.carc")
+    pytest.importorskip("cogen.families.carc.build")
     out = tmp_path / "carc"
     build("carc", out, scale=0.001, workers=1, only=["carc-systematicity-1860", "carc-3shot-1860"])
     prompts = tmp_path / "prompts.jsonl"

@@ -16,9 +16,9 @@ from cogen.cli import app
 from cogen.errors import EvalError
 from cogen.eval import evaluate
 from cogen.eval.counts import valid_counts
+from cogen.families.carc.prompts import NO_CODE_LINE
 from cogen.folder import read_split
 from cogen.llm import export_prompts, parse_replies
-from cogen.llm.prompts import NO_CODE_LINE
 from cogen.pipeline import build
 
 runner = CliRunner()
@@ -202,7 +202,7 @@ def test_carc_text_and_image_prompts_with_the_no_code_line(carc, tmp_path):
 def test_carc_image_draws_the_study_pairs_and_the_query(carc, tmp_path):
     import struct
 
-    from cogen.llm.images import episode_image
+    from cogen.families.carc.prompt_images import episode_image
 
     row = read_split(carc, "carc-systematicity-1860", "test").table.slice(0, 1).to_pylist()[0]
     png = episode_image(row["study_inputs"], row["study_outputs"], row["query_inputs"][0])

@@ -14,8 +14,8 @@ import pytest
 from test_sequential import SPEC
 
 from cogen.bank import load_bank
+from cogen.families.cogitao.build import OBJECT_FRAME_COLUMNS
 from cogen.pipeline import build
-from cogen.pipeline.cogitao import OBJECT_FRAME_COLUMNS
 from cogen.pipeline.verify import failed, verify
 from cogen.specs import parse_spec_text
 

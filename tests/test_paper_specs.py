@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from cogen.engine import resolve
+from cogen.families.cogitao.spec import always_identity
 from cogen.specs import load_spec, packaged_specs
-from cogen.specs.cogitao import always_identity
 
 PAPER = yaml.safe_load((Path(__file__).parent / "fixtures" / "cogitao_paper_experiments.yaml").read_text())
 
@@ -141,7 +141,7 @@ def test_the_card_counts_held_out_triples_with_an_untrained_pair(spec, expected)
     import json
     from dataclasses import asdict
 
-    from cogen.card._studies import cogitao_shift
+    from cogen.families.cogitao.card import cogitao_shift
 
     setting = load_spec(spec)
     for name, text in expected.items():

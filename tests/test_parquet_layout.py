@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cogen.pipeline import build
-from cogen.pipeline import shards as shards_module
-from cogen.pipeline.shards import PARQUET_FORMAT, parquet_layout_options, write_parquet
+from cogen.pipeline import parquet as parquet_module
+from cogen.pipeline.parquet import PARQUET_FORMAT, parquet_layout_options, write_parquet
 
 TINY = """\
 setting: P
@@ -33,7 +33,7 @@ def grids_table(rows: int, side: int) -> pa.Table:
 
 
 def test_row_groups_stay_under_the_byte_bound(monkeypatch):
-    monkeypatch.setattr(shards_module, "ROW_GROUP_BYTES", 40_000)
+    monkeypatch.setattr(parquet_module, "ROW_GROUP_BYTES", 40_000)
     table = grids_table(500, 20)  # ~ 500 * 420 bytes of cells and offsets
     sink = pa.BufferOutputStream()
     write_parquet(sink, table.schema, iter([table]), {"test": 1})
@@ -44,7 +44,7 @@ def test_row_groups_stay_under_the_byte_bound(monkeypatch):
 
 
 def test_small_tables_keep_the_row_cap():
-    assert shards_module.row_group_rows(grids_table(50, 5)) == shards_module.ROW_GROUP_ROWS
+    assert parquet_module.row_group_rows(grids_table(50, 5)) == parquet_module.ROW_GROUP_ROWS
 
 
 @pytest.fixture
@@ -72,9 +72,10 @@ def test_shards_have_a_page_index_chunking_and_the_layout_version(built):
 def test_a_shard_of_the_older_layout_is_rewritten_not_kept(built, monkeypatch):
     spec, out = built
     before = {p.name: p.read_bytes() for p in out.glob("data/P-1/*.parquet")}
-    monkeypatch.setattr(shards_module, "PARQUET_FORMAT", 1)  # as if an older cogen had written the folder
+    monkeypatch.setattr(parquet_module, "PARQUET_FORMAT", 1)  # as if an older cogen had written the folder
     monkeypatch.setattr("cogen.pipeline.driver.PARQUET_FORMAT", 1)
-    monkeypatch.setattr(shards_module, "parquet_layout_options", lambda: {})
+    monkeypatch.setattr("cogen.pipeline.shards.PARQUET_FORMAT", 1)
+    monkeypatch.setattr(parquet_module, "parquet_layout_options", lambda: {})
     old = build(spec, out, rows_per_shard=20)
     assert not old.configs[0].kept and old.configs[0].written == len(before)
     monkeypatch.undo()

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 from cogen.cli import app
 from cogen.errors import EvalError
 from cogen.eval import evaluate
-from cogen.eval.programs import evaluate_table
+from cogen.families.programs.evaluate import evaluate_table
+from cogen.families.programs.prompts import PROMPT_VERSION, split_prompts
 from cogen.folder import read_split
 from cogen.llm import export_prompts
-from cogen.llm.programs import PROMPT_VERSION, split_prompts
 from cogen.pipeline import build
 from cogen.programs.code import extract_code
 from cogen.programs.styles import STYLES, corrupt, program

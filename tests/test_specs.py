@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from cogen.errors import SpecError, UnknownNameError
+from cogen.families.cogitao.schema import OOD_SPLITS, experiment_from_dict
 from cogen.specs import load_spec, locate_configs, packaged_specs, parse_spec_text
-from cogen.specs.schema import OOD_SPLITS, experiment_from_dict
 
 BASE = """\
 setting: T
@@ -226,7 +226,7 @@ def test_identity_sequence_is_refused_unless_degenerate_samples_are_kept():
 
 
 def test_always_identity_follows_the_registry_algebra():
-    from cogen.specs.cogitao import always_identity
+    from cogen.families.cogitao.spec import always_identity
 
     assert always_identity(["rot90"] * 4) and not always_identity(["rot90"] * 3)
     assert always_identity(["pad_shape", "crop_contours"]) and not always_identity(["crop_contours", "pad_shape"])

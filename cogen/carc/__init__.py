@@ -12,8 +12,8 @@ level-1 compositions, queries ask for the level-2 composition shape -> colour ->
 * :mod:`cogen.carc.mlc`       the MLC model's 2x2-patch token layout (NumPy only)
 
 This package is the family's domain and imports nothing above it: its spec reader is
-:mod:`cogen.specs.carc`, its part of ``cogen build`` and ``cogen verify`` is
-:mod:`cogen.pipeline.carc` and :mod:`cogen.pipeline.carc_checks`. Importing it loads neither
+:mod:`cogen.families.carc.spec`, its part of ``cogen build`` and ``cogen verify`` is
+:mod:`cogen.families.carc.build` and :mod:`cogen.families.carc.checks`. Importing it loads neither
 Numba nor pyarrow; the kernels load on first use.
 """
 

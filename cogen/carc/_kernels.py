@@ -30,7 +30,7 @@ import numpy as np
 from cogen._jit import kernel
 from cogen._rng import below, next_u64, sample_state
 
-KERNELS_SHA256 = "4ffd1e884a260f01d63d1a187db4ab9a6b22210f37e4a6881a605b96b606cc5d"
+KERNELS_SHA256 = "0a58691cc06a33c025c0d31bd959b08bc64ab252b49eb76b10d19ec317bd3374"
 
 SIDE = 10
 #: Cells an object may hold: a 9-cell shape doubled by one extension, with room to spare.

@@ -25,7 +25,7 @@ from cogen.carc.layout import Layout
 from cogen.errors import GenerationError
 
 if TYPE_CHECKING:
-    from cogen.specs.carc import CarcSetting
+    from cogen.families.carc.spec import CarcSetting
 
 __all__ = ["MAX_DRAWS", "MAX_GRAMMARS", "REFERENCE_QUERIES", "EpisodeBatch", "EpisodeSampler",
            "kernel_params", "mask_cells", "stream_seed", "triplet_codes"]

@@ -1,6 +1,6 @@
 """How many examples of each kind an episode holds: the layout of pool episodes and of the static variant.
 
-These are the episode-shape parameters the kernels take; :mod:`cogen.specs.carc` reads them
+These are the episode-shape parameters the kernels take; :mod:`cogen.families.carc.spec` reads them
 from a spec file.
 """
 

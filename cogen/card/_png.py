@@ -7,12 +7,13 @@ image shows, so a dataset card can tell whether a preview is still up to date.
 
 from __future__ import annotations
 
-import os
 import struct
 import zlib
 from pathlib import Path
 
 import numpy as np
+
+from cogen.folder.atomic import atomic_write
 
 __all__ = ["encode_png", "read_png_text", "write_png_atomic"]
 
@@ -62,8 +63,5 @@ def read_png_text(path: Path) -> dict[str, str]:
 def write_png_atomic(path: Path, png: bytes) -> Path:
     """Write ``png`` to ``path`` through a temporary name and a rename (never half a file)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(png)
-    os.replace(temporary, path)
+    atomic_write(path, lambda temporary: temporary.write_bytes(png))
     return path

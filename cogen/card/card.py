@@ -16,6 +16,7 @@ from cogen._resources import resource_path
 from cogen.card.settings import DEFAULT_SETTINGS, CardSettings, read_card_settings
 from cogen.errors import BuildError, os_error_text
 from cogen.folder import CARD_FILE, preview_path, read_manifests, split_pattern
+from cogen.folder.atomic import atomic_write
 from cogen.folder.features import hf_features_dict
 
 __all__ = ["CARD_MARKER", "card_header", "check_card_owner", "folder_card_checksums",
@@ -176,15 +177,6 @@ def write_card(folder: Path, previews: bool = True, force: bool = False, setting
     except OSError as error:
         raise BuildError(f"cannot write the previews of {folder}: {os_error_text(error)}") from None
     path = folder / CARD_FILE
-    temporary = path.with_name(f".{CARD_FILE}.{os.getpid()}.tmp")
     text = render_card(folder, previews=drawn, settings=settings, previous=previous)
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError as error:
-        try:
-            temporary.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
+    atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
     return path

@@ -108,7 +108,7 @@ def programs_table(
     low_errors: LowErrorsOpt = None,
 ) -> None:
     """Score program replies against every string-to-grid config their ids name: the paper's Table 1."""
-    from cogen.eval.programs import evaluate_table
+    from cogen.families.programs.evaluate import evaluate_table
     from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
     for path, name in ((json_out, "--json"), (markdown, "--markdown")):

@@ -10,8 +10,8 @@
 * :func:`summary_rows`        the headline numbers of a metrics dict, for a table
 
 The split comes from :func:`cogen.folder.read_split`; what is scored, and how, is the family's
-evaluator (:attr:`cogen.families.Family.evaluator`: :mod:`cogen.eval.cogitao`,
-:mod:`cogen.eval.carc`). Definitions of every number: :mod:`cogen.metrics` and ``docs/evaluation.md``.
+evaluator (:attr:`cogen.families.Family.evaluator`: :mod:`cogen.families.cogitao.evaluate`,
+:mod:`cogen.families.carc.evaluate`). Definitions of every number: :mod:`cogen.metrics` and ``docs/evaluation.md``.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ FORMATS: Mapping[str, ExportFormat] = MappingProxyType({
     "mlc": ExportFormat(
         "mlc", "Compositional-ARC split configs as the reference MLC trainer's JSONL files "
                "(train_/val_/test_<name>.jsonl and config_<name>.json)",
-        "cogen.export.mlc:write_mlc"),
+        "cogen.families.carc.export_mlc:write_mlc"),
     "arc-json": ExportFormat(
         "arc-json", "ARC task files (<split>/<task>.json: {\"train\": [{\"input\", \"output\"}], \"test\": [...]}); "
                     "COGITAO samples of one sequence grouped --shots + 1 to a task, a Compositional-ARC episode "

@@ -13,6 +13,7 @@ through this package, which depends on nothing else in cogen but :mod:`cogen.err
 * :mod:`cogen.folder.journal`   the shards an unfinished build has finished
 """
 
+from cogen.folder.atomic import atomic_write
 from cogen.folder.features import arrow_schema, card_features, hf_features_dict
 from cogen.folder.integrity import (
                                  MANIFEST_FORMAT,
@@ -45,7 +46,7 @@ from cogen.folder.lock import FolderLock
 from cogen.folder.manifest import environment_versions, folder_manifests, natural_key, read_manifests, write_json_atomic
 from cogen.folder.splits import SplitData, is_dataset_folder, is_repo_id, read_split
 
-__all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "MANIFEST_FORMAT", "PREVIEW_DIR", "STATE_DIR",
+__all__ = ["atomic_write", "CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "MANIFEST_FORMAT", "PREVIEW_DIR", "STATE_DIR",
            "FolderLock", "SplitData", "append_journal", "arrow_schema", "buffer_record", "card_features", "clear_journal", "config_dir",
            "environment_versions", "file_sha256", "folder_manifests", "has_shard_records", "hf_features_dict",
            "is_dataset_folder", "is_repo_id", "journal_path", "lock_path", "manifest_path", "manifest_sha256",

@@ -6,13 +6,12 @@ dataset card is generated from the manifests, so a config appears in the card on
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 from pathlib import Path
 
-from cogen.errors import BuildError, os_error_text
+from cogen.errors import BuildError
+from cogen.folder.atomic import atomic_write
 from cogen.folder.layout import MANIFEST_DIR
 
 __all__ = ["environment_versions", "folder_manifests", "natural_key", "read_manifests", "write_json_atomic"]
@@ -23,15 +22,8 @@ def write_json_atomic(path: Path, payload: dict) -> None:
 
     Raises :class:`BuildError` naming the file when it cannot be written (disk full, permissions).
     """
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
-        raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
+    text = json.dumps(payload, indent=2, sort_keys=False) + "\n"
+    atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
 
 
 def read_manifests(folder: str | Path) -> dict[str, dict]:

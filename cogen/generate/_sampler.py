@@ -25,7 +25,7 @@ from cogen._jit import kernel
 from cogen._rng import GOLDEN, below, between, mix, sample_state
 from cogen.engine._kernels import render_scene, run_scene
 
-KERNELS_SHA256 = "2c171c72c009036572ba9c9273cb3ae8b748c19fb3fe227475ac2a7095988986"
+KERNELS_SHA256 = "6c92bd015d58abaa172c80e244ad3d02bcf7a704e9689509d3a1a0d9a2f0b9bb"
 
 # Rejection causes, in the order of the counts the kernels return.
 CAUSES = ("accepted", "no_room", "cannot_apply", "out_of_grid", "overlap", "no_objects", "degenerate")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cogen import _rng as rng
-from cogen.specs.schema import SPLITS, Domain
+from cogen.families.cogitao.schema import SPLITS, Domain
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "SIZE_PATIENCE_SHARE", "Program", "compile_domain", "stream_seed"]
 
@@ -45,7 +45,7 @@ class Program:
 def compile_domain(domain: Domain, bank, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Program:
     """Turn ``domain`` into a :class:`Program` over ``bank`` (a :class:`cogen.bank.Bank`)."""
     from cogen.engine import TRANSFORMS, resolve
-    from cogen.specs.cogitao import object_query
+    from cogen.families.cogitao.spec import object_query
 
     seqs = domain.sequences
     listed = seqs.sequences if seqs.explicit else seqs.exclude

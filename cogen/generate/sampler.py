@@ -17,12 +17,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from cogen._rng import retry_numbers
 from cogen.errors import GenerationError
+from cogen.families.cogitao.schema import Domain
 from cogen.generate import _sampler
 from cogen.generate._sampler import CAUSES
 from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
 from cogen.render import RenderSettings
-from cogen.specs.schema import Domain
 
 __all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix", "rejection_text", "require_ok"]
 
@@ -55,11 +56,7 @@ class SplitJob:
 
     def retries_between(self, start: int, stop: int) -> np.ndarray:
         """The retry number of every index in ``[start, stop)`` (0 unless dedup regenerated it)."""
-        retries = np.zeros(stop - start, np.int64)
-        for index, retry in self.retries:
-            if start <= index < stop:
-                retries[index - start] = retry
-        return retries
+        return retry_numbers(self.retries, start, stop)
 
 
 @lru_cache(maxsize=128)

@@ -43,9 +43,10 @@ def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, 
     """
     from cogen.bank import load_bank, parse_where
     from cogen.engine import resolve
+    from cogen.families.cogitao.schema import Domain, Grid, ObjectFilter, SequenceSet
+    from cogen.families.cogitao.spec import MAX_GRID, max_objects_on_grid, object_query
     from cogen.generate.sampler import SplitJob, generate_rows, rejection_fix, rejection_text
-    from cogen.specs import Domain, Grid, ObjectFilter, Range, SequenceSet
-    from cogen.specs.cogitao import MAX_GRID, max_objects_on_grid, object_query
+    from cogen.specs import Range
 
     if not transforms:
         raise SpecError("no transformation given", fix="e.g. --transforms rot90,translate_up")

@@ -1,15 +1,16 @@
 """In-context evaluation of language models: export prompts, parse replies into predictions.
 
-* :func:`cogitao_prompts`  COGITAO prompts, ``explicit`` or ``coded`` task codes, in-context examples from train
-  (or the paper's selection and sampling: :mod:`cogen.llm.paper`)
-* :func:`carc_prompts`     Compositional-ARC text prompts (study examples, then one query input), optionally
-  with an image of them (:mod:`cogen.llm.images`)
-* :mod:`cogen.llm.programs`  string-to-grid programs: all 16 pairs and a request for code (versioned)
+* each family's prompt maker (the ``prompts`` role of its record): COGITAO's ``explicit`` or ``coded``
+  task codes with in-context examples from train, or the paper's selection
+  (:mod:`cogen.families.cogitao.prompts`, :mod:`cogen.families.cogitao.paper_selection`);
+  Compositional-ARC's study examples and one query input, optionally with an image
+  (:mod:`cogen.families.carc.prompts`); string-to-grid programs' 16 pairs and a request for code
+  (:mod:`cogen.families.programs.prompts`)
 * :func:`parse_reply`, :func:`parse_replies`  replies -> a predictions file for ``cogen eval``
 * :func:`export_prompts`   the prompts of one split written as JSONL
 
 The reply protocol, the task-code mapping and the example-selection rule are documented in
-:mod:`cogen.llm.prompts`, :mod:`cogen.llm.parse` and ``docs/evaluation.md``.
+the families' prompt modules, :mod:`cogen.llm.parse` and ``docs/evaluation.md``.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from cogen.llm.parse import MARKERS, ParseReport, parse_replies, parse_reply
-from cogen.llm.prompts import REGIMES, Prompt, carc_prompts, cogitao_prompts, format_grid, task_codes
+from cogen.llm.prompts import Prompt, format_grid
 
-__all__ = ["MARKERS", "REGIMES", "ParseReport", "Prompt", "carc_prompts", "cogitao_prompts", "export_prompts",
-           "format_grid", "parse_replies", "parse_reply", "task_codes"]
+__all__ = ["MARKERS", "ParseReport", "Prompt", "export_prompts", "format_grid", "parse_replies", "parse_reply"]
 
 
 def export_prompts(data: str | Path, config: str, split: str, out: str | Path,
@@ -34,7 +34,7 @@ def export_prompts(data: str | Path, config: str, split: str, out: str | Path,
 
     ``options`` are the family's prompt maker's (``None`` leaves one at its default): COGITAO takes
     ``regime``, ``examples`` and ``seed`` (in-context examples from the config's train split),
-    ``selection`` (``paper``: the paper's selection and sampling, :mod:`cogen.llm.paper`) and
+    ``selection`` (``paper``: the paper's selection and sampling, :mod:`cogen.families.cogitao.paper_selection`) and
     ``per_experiment``; Compositional-ARC takes ``queries``, ``selection``, ``images`` (a folder
     for text+image prompts) and ``no_code``; string-to-grid programs take ``version``. An option
     the family does not take is an error.

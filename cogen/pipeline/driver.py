@@ -36,7 +36,8 @@ from cogen.folder import (
                           write_json_atomic,
 )
 from cogen.pipeline.executors import make_executor
-from cogen.pipeline.shards import PARQUET_FORMAT, ConfigPlan, ShardResult, ShardTask, run_shard, run_shard_elsewhere
+from cogen.pipeline.parquet import PARQUET_FORMAT
+from cogen.pipeline.shards import ConfigPlan, ShardResult, ShardTask, run_shard, run_shard_elsewhere
 from cogen.pipeline.stores import LocalStore, RemoteStore, open_store
 from cogen.specs import load_spec
 

@@ -10,9 +10,6 @@ other, saying why when the file was damaged or its record is lost.
 
 from __future__ import annotations
 
-import functools
-import json
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,33 +17,22 @@ from pathlib import Path
 from typing import Any
 
 from cogen.errors import BuildError, os_error_text
-from cogen.families import family
+from cogen.families import DEFAULT_FAMILY, family
 from cogen.folder import arrow_schema, file_sha256, shard_record, shard_relpath
+from cogen.folder.atomic import atomic_write
+from cogen.pipeline.parquet import PARQUET_FORMAT, read_stamp, write_parquet
 from cogen.pipeline.stages import stage
 
-__all__ = ["PARQUET_FORMAT", "ConfigPlan", "ShardResult", "ShardTask", "encode_shard", "parquet_layout_options",
-           "read_stamp", "row_group_rows", "run_shard", "run_shard_elsewhere", "shard_ranges", "task_table",
-           "write_bytes_atomic", "write_parquet", "write_parquet_atomic", "writer_options"]
+__all__ = ["ConfigPlan", "ShardResult", "ShardTask", "encode_shard", "run_shard", "run_shard_elsewhere", "shard_ranges",
+           "task_table", "write_bytes_atomic", "write_parquet_atomic"]
 
-#: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
-ROW_GROUP_ROWS = 10_000
-#: Uncompressed bytes per row group at most, as ``datasets`` writes (100 MB): big Compositional-ARC
-#: episodes get fewer rows per group.
-ROW_GROUP_BYTES = 100 * 1000 * 1000
-#: Version of how shard files are encoded (not their rows), in every shard's stamp and every
-#: manifest, so a resumed build never keeps a shard (or a whole config) encoded another way next to
-#: new ones. 2: the page index, content-defined chunking and the byte bound on row groups
-#: (:func:`parquet_layout_options`), no dictionaries, zstd level 1 and large write batches
-#: (:func:`writer_options`; same rows, fewer CPU seconds).
-PARQUET_FORMAT = 2
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ShardTask:
-    """Everything a worker needs to write one shard (picklable, small).
+    """Everything a worker needs to write one shard (picklable, small), built by keyword.
 
     ``payload`` is the family's own description of the rows (e.g. a COGITAO
     :class:`~cogen.generate.sampler.SplitJob`); only the family's shard writer reads it.
+    Shard ``index`` of ``count`` holds rows ``[start, stop)`` of ``split``.
     """
 
     family: str
@@ -62,6 +48,14 @@ class ShardTask:
     #: The shard's finished file bytes and statistics, when the family's first pass already
     #: encoded exactly these rows (:func:`encode_shard`); :func:`run_shard` then writes them as they are.
     encoded: tuple[bytes, dict] | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def rows_of(cls, manifest: dict, split: str, start: int, stop: int, payload: Any) -> ShardTask:
+        """A task for rows ``[start, stop)`` of ``split`` of a built config, described by its manifest
+        (``cogen verify`` regenerates rows so, with :func:`task_table`)."""
+        return cls(family=manifest.get("family", DEFAULT_FAMILY), config=manifest["config"], split=split, index=0,
+                   count=1, start=start, stop=stop, fingerprint=manifest["fingerprint"],
+                   columns=tuple(manifest["columns"].items()), payload=payload)
 
     @property
     def relpath(self) -> str:
@@ -120,17 +114,6 @@ def shard_ranges(n: int, rows_per_shard: int) -> list[tuple[int, int]]:
     return [(bounds[i], bounds[i + 1]) for i in range(count)]
 
 
-def read_stamp(path: Path) -> tuple[dict | None, dict[str, int]]:
-    """The ``cogen`` stamp and generation statistics of a shard file (``None`` stamp if unreadable)."""
-    import pyarrow.parquet as pq
-
-    try:
-        metadata = pq.read_metadata(path).metadata or {}
-        return json.loads(metadata[b"cogen"]), json.loads(metadata.get(b"cogen_stats", b"{}"))
-    except Exception:  # a foreign or damaged file is simply not a finished shard
-        return None, {}
-
-
 def encode_shard(task: ShardTask, tables: Iterator, stats: dict) -> bytes:
     """The bytes of ``task``'s shard file made of ``tables``: the same bytes :func:`run_shard` writes."""
     import pyarrow as pa
@@ -145,95 +128,12 @@ def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stat
 
     ``stats`` (filled while ``tables`` is consumed) is stored in the footer next to ``stamp``.
     """
-    return _atomic(path, lambda temporary: write_parquet(temporary, schema, tables, stamp, stats))
+    return atomic_write(path, lambda temporary: write_parquet(temporary, schema, tables, stamp, stats))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write a finished file's bytes (from :func:`encode_shard`) at ``path`` via a temporary name."""
-    _atomic(path, lambda temporary: temporary.write_bytes(data))
-
-
-def _atomic(path: Path, write):
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        result = write(temporary)
-        with stage("file i/o"):
-            os.replace(temporary, path)
-    except OSError as error:
-        raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
-    finally:
-        try:
-            temporary.unlink(missing_ok=True)
-        except OSError:
-            pass
-    return result
-
-
-def writer_options() -> dict:
-    """Encoding options of every shard's :class:`pyarrow.parquet.ParquetWriter` (:data:`PARQUET_FORMAT`;
-    the layout options are :func:`parquet_layout_options`).
-
-    Chosen by measurement (``benchmarks/bench_build.py writer``): the nested grid columns cost
-    most, in Arrow's level encoding more than in compression, and a large write batch (values
-    handed to the encoder at once) cuts that by a quarter; zstd level 1 is as fast as any codec and
-    within 1 % of level 3's size; dictionaries cost time on every column (a third more on the grids,
-    for a third fewer bytes) and saved nothing on ``id`` and ``transformations``.
-    """
-    return {"compression": "zstd", "compression_level": 1, "use_dictionary": False, "write_statistics": False,
-            "write_batch_size": 1 << 20}
-
-
-def write_parquet(where, schema, tables: Iterator, stamp: dict, stats: dict | None = None) -> int:
-    """Write ``tables`` as one Parquet file to ``where`` (a path or a pyarrow output stream); returns
-    the row count. Every shard goes through here, so a shard's bytes never depend on where it lands."""
-    import pyarrow.parquet as pq
-
-    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
-    rows = 0
-    with pq.ParquetWriter(where, schema, **writer_options(), **parquet_layout_options()) as writer:
-        for table in tables:
-            with stage("parquet encoding"):
-                table = table.cast(schema) if table.schema != schema else table
-                writer.write_table(table, row_group_size=row_group_rows(table))
-            rows += table.num_rows
-        writer.add_key_value_metadata({"cogen_stats": json.dumps(stats or {}, sort_keys=True)})
-        with stage("file i/o"):
-            writer.close()  # writes the footer (closing twice is harmless)
-    return rows
-
-
-def parquet_layout_options() -> dict:
-    """Writer options of the layout ``datasets`` writes: a page index (readers skip pages), and
-    content-defined chunking where the installed pyarrow has it (>= 21; the Hub deduplicates
-    re-uploads by chunk). The shard bytes thus depend on the pyarrow version, which every
-    manifest records and a Dask build checks on every worker."""
-    options = {"write_page_index": True}
-    if _has_writer_option("use_content_defined_chunking"):
-        options["use_content_defined_chunking"] = True
-    return options
-
-
-@functools.cache
-def _has_writer_option(name: str) -> bool:
-    """Whether the installed pyarrow's ParquetWriter takes ``name`` (asked once per process, not per shard)."""
-    import inspect
-
-    import pyarrow.parquet as pq
-
-    try:
-        return name in inspect.signature(pq.ParquetWriter.__init__).parameters or \
-            name in (pq.ParquetWriter.__init__.__doc__ or "") or name in (pq.write_table.__doc__ or "")
-    except (TypeError, ValueError):
-        return False
-
-
-def row_group_rows(table) -> int:
-    """Rows per row group for ``table``: at most :data:`ROW_GROUP_ROWS`, and about
-    :data:`ROW_GROUP_BYTES` uncompressed at most."""
-    if table.num_rows == 0 or table.nbytes <= ROW_GROUP_BYTES:
-        return ROW_GROUP_ROWS
-    return max(1, min(ROW_GROUP_ROWS, ROW_GROUP_BYTES * table.num_rows // table.nbytes))
+    atomic_write(path, lambda temporary: temporary.write_bytes(data))
 
 
 def run_shard(task: ShardTask, folder: str, recorded: dict | None = None) -> ShardResult:

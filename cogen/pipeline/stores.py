@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cogen.errors import BuildError, os_error_text
 from cogen.folder import CARD_FILE, DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, record_problem
+from cogen.folder.atomic import atomic_write
 
 __all__ = ["LocalStore", "RemoteStore", "download_folder", "is_url", "open_store", "put_file"]
 
@@ -71,21 +72,13 @@ class LocalStore:
 
     def footer(self, relpath: str) -> tuple[dict | None, dict[str, int]]:
         """The ``cogen`` stamp and statistics in a shard's footer (None stamp when absent or unreadable)."""
-        from cogen.pipeline.shards import read_stamp
+        from cogen.pipeline.parquet import read_stamp
 
         return read_stamp(self.folder / relpath)
 
     def write(self, relpath: str, data: bytes) -> None:
         """Write a shard whose bytes a worker returned, through a temporary name (readers never see half)."""
-        path = self.folder / relpath
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(data)
-            os.replace(temporary, path)
-        except OSError as error:
-            temporary.unlink(missing_ok=True)
-            raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
+        atomic_write(self.folder / relpath, lambda temporary: temporary.write_bytes(data))
 
     def metadata(self, relpath: str):
         import pyarrow.parquet as pq

@@ -3,8 +3,8 @@
 ``load_spec("c3")`` reads the packaged ``split_specs/c3.yaml`` (the paper's text) and
 ``load_spec("as_run/c3")`` ``split_specs/as_run/c3.yaml`` (the conditions the paper's numbers came
 from); ``load_spec("my.yaml")`` reads a file. The ``family`` key picks the parser from the family registry (:mod:`cogen.families`):
-``cogitao`` (default; transformation sequences on bank objects, :mod:`cogen.specs.cogitao`) or
-``carc`` (Compositional-ARC episodes, :mod:`cogen.specs.carc`).
+``cogitao`` (default; transformation sequences on bank objects, :mod:`cogen.families.cogitao.spec`) or
+``carc`` (Compositional-ARC episodes, :mod:`cogen.families.carc.spec`).
 """
 
 from __future__ import annotations
@@ -12,34 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from cogen import families
-from cogen._resources import specs_dir
+from cogen._resources import packaged_specs
 from cogen.errors import SpecError, UnknownNameError
 from cogen.families import DEFAULT_FAMILY, family
 from cogen.specs._fields import Range
 from cogen.specs._yaml import Located, load_located, read_located
-from cogen.specs.schema import (
-    ID_SPLITS,
-    OOD_SPLITS,
-    SPLITS,
-    Domain,
-    Experiment,
-    Grid,
-    ObjectFilter,
-    SequenceSet,
-    Setting,
-)
+from cogen.specs.splits import ID_SPLITS, OOD_SPLITS, SPLITS
 
-__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Domain", "Experiment", "Grid", "ObjectFilter", "Range",
-           "SequenceSet", "Setting", "is_spec_reference", "load_spec", "locate_configs", "packaged_specs",
+__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Range", "is_spec_reference", "load_spec", "locate_configs", "packaged_specs",
            "parse_spec_text", "resolve_spec_path"]
-
-
-def packaged_specs() -> dict[str, Path]:
-    """Spec files shipped with cogen, by name: the path under ``split_specs/`` without ``.yaml``
-    (``"c1"`` -> ``.../split_specs/c1.yaml``, ``"as_run/c1"`` -> ``.../split_specs/as_run/c1.yaml``)."""
-    root = specs_dir()
-    paths = sorted(root.rglob("*.yaml"), key=lambda path: (len(path.relative_to(root).parts), str(path)))
-    return {path.relative_to(root).with_suffix("").as_posix(): path for path in paths}
 
 
 def resolve_spec_path(path_or_name: str | Path) -> Path:

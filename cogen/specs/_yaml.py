@@ -99,7 +99,7 @@ def read_located(path: Path) -> Located:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        from cogen.specs import packaged_specs
+        from cogen._resources import packaged_specs
 
         raise SpecError("file not found", where=str(path),
                         fix="pass a path to a spec file or a packaged spec name: "

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import shutil
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler
+from cogen.errors import BuildError
+from cogen.folder.atomic import atomic_write
 
 __all__ = ["CHUNK", "SWITCH", "CachedEpisodes", "cache_folder", "chunks", "save_chunk"]
 
@@ -69,16 +70,16 @@ def _name(start: int, stop: int) -> str:
 def save_chunk(folder: str, batch: EpisodeBatch) -> None:
     """Save generated episodes ``batch`` (consecutive pool indices at retry 0); a failure only logs."""
     start, stop = int(batch.indices[0]), int(batch.indices[-1]) + 1
-    path = Path(folder) / _name(start, stop)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.mkdir(parents=True)
+
+    def write(temporary: Path) -> None:
+        temporary.mkdir()
         for name in ("indices", *FIELDS):
             np.save(temporary / f"{name}.npy", np.ascontiguousarray(getattr(batch, name)))
-        os.replace(temporary, path)
-    except OSError as error:  # the writers will generate these episodes again
+
+    try:
+        atomic_write(Path(folder) / _name(start, stop), write)
+    except BuildError as error:  # the writers will generate these episodes again
         log.debug("cannot cache episodes %d-%d in %s: %s", start, stop, folder, error)
-        shutil.rmtree(temporary, ignore_errors=True)
 
 
 class CachedEpisodes:

@@ -13,12 +13,13 @@ import json
 
 import numpy as np
 
+from cogen._rng import retry_numbers
 from cogen.carc.episodes import EpisodeSampler
 from cogen.carc.grammar import KINDS, ROTATION_TYPE_8, Variant, triplet_name
 from cogen.carc.split import held_out_triplets
-from cogen.pipeline.carc import pool_rows, regenerate_table
+from cogen.families.carc.build import pool_rows, regenerate_table
+from cogen.families.carc.spec import CarcConfig, setting_from_dict
 from cogen.pipeline.verify import Check, ConfigData, Determinism
-from cogen.specs.carc import CarcConfig, setting_from_dict
 
 __all__ = ["CarcChecks", "checks", "grammar_strings", "rederive_examples"]
 
@@ -183,9 +184,7 @@ def _rows_check(manifest: dict, tables: dict) -> Check:
             f"held-out episode {sorted(held)}'s queries only in test"
         return Check(manifest["config"], "split rule", not leaked, detail)
     setting = setting_from_dict(manifest["spec"])
-    retries = np.zeros(setting.episodes, np.int64)
-    for index, retry in manifest.get("pool_regenerated", []):
-        retries[index] = retry
+    retries = retry_numbers(manifest.get("pool_regenerated", []), 0, setting.episodes)
     expected = pool_rows(setting, EpisodeSampler.from_setting(setting), retries,
                          CarcConfig(manifest["config"], manifest["kind"], manifest.get("split_seed")))
     wrong = [split for split, table in tables.items()

@@ -6,7 +6,7 @@ Building a spec takes two passes over the pure episode function:
    shards; the driver then plans regenerations so no grammar repeats anywhere in the pool
    (:func:`cogen.pipeline.dedup.plan_retries`, canonical pool order). When the workers share the
    driver's disk, the key pass also saves the episodes it generated in the build's episode cache
-   (:mod:`cogen.pipeline.carc_cache`);
+   (:mod:`cogen.families.carc.episode_cache`);
 2. every config's rows (the pool itself, or a systematicity split of it) are written to Parquet
    by pool index: each episode is read back from the cache, or generated again where the cache
    has none (a regenerated episode, a remote build, a missing file). Either way the bytes are the same.
@@ -24,14 +24,15 @@ from functools import cached_property
 
 import numpy as np
 
+from cogen._rng import retry_numbers
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler, stream_seed, triplet_codes
 from cogen.carc.split import held_out_triplets, split_rows
 from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table
-from cogen.pipeline.carc_cache import CachedEpisodes, cache_folder, chunks, save_chunk
+from cogen.families.carc.episode_cache import CachedEpisodes, cache_folder, chunks, save_chunk
+from cogen.families.carc.spec import CarcConfig, CarcSetting, setting_from_dict
 from cogen.pipeline.dedup import plan_retries
 from cogen.pipeline.shards import ConfigPlan, ShardTask, shard_ranges, task_table
 from cogen.pipeline.stages import stage
-from cogen.specs.carc import CarcConfig, CarcSetting, setting_from_dict
 
 __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_rows", "pool_keys", "pool_rows",
            "regenerate_table", "shard_tables"]
@@ -41,7 +42,7 @@ __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_ro
 #: ``rotation_type`` 8 does (column ``rotation_type_8``).
 GENERATOR_VERSION = 2
 #: Rows per row group of a carc shard: a row holds a dozen or more 10x10 grids (5-15 KB in
-#: Arrow), so :data:`~cogen.pipeline.shards.ROW_GROUP_ROWS` rows would hold 100+ MB at once.
+#: Arrow), so :data:`~cogen.pipeline.parquet.ROW_GROUP_ROWS` rows would hold 100+ MB at once.
 EPISODE_GROUP_ROWS = 2_000
 #: Episodes the pilot generates before any worker starts (compiles the kernels, fails fast).
 PILOT_EPISODES = 8
@@ -51,7 +52,7 @@ PILOT_EPISODES = 8
 class PoolJob:
     """Payload of a shard of pool episodes: the rows' pool indices, their retries and the row layout.
 
-    ``cache``: the build's episode cache folder (:mod:`cogen.pipeline.carc_cache`), or None to
+    ``cache``: the build's episode cache folder (:mod:`cogen.families.carc.episode_cache`), or None to
     generate every episode again.
     """
 
@@ -206,7 +207,7 @@ class CarcBuilder:
         """Key pass over the pool (in parallel) and its dedup plan, then every config's shard tasks.
 
         ``scratch``: a local folder every worker shares, where the key pass caches the pool's
-        episodes for the shard writers (:mod:`cogen.pipeline.carc_cache`); None: no cache.
+        episodes for the shard writers (:mod:`cogen.families.carc.episode_cache`); None: no cache.
         """
         configs = self.setting.configs
         retries, cache = None, None
@@ -229,11 +230,7 @@ class CarcBuilder:
         def rekey(part: int, indices: np.ndarray, retries: np.ndarray) -> np.ndarray:
             return self.sampler.generate(indices, retries).require_ok().keys
 
-        plan = plan_retries([np.concatenate(keys)], rekey)[0]
-        retries = np.zeros(self.setting.episodes, np.int64)
-        for index, retry in plan.items():
-            retries[index] = retry
-        return retries
+        return retry_numbers(plan_retries([np.concatenate(keys)], rekey)[0], 0, self.setting.episodes)
 
     def _pool_plan(self, config: CarcConfig, retries: np.ndarray, cache: str | None = None) -> ConfigPlan:
         rows = pool_rows(self.setting, self.sampler, retries, config)
@@ -244,8 +241,9 @@ class CarcBuilder:
             ranges = shard_ranges(len(episodes), self.rows_per_shard)
             for index, (start, stop) in enumerate(ranges):
                 job = PoolJob(self.sampler, config.kind, episodes[start:stop], retries[episodes[start:stop]], cache)
-                tasks.append(ShardTask(self.family, config.name, split, index, len(ranges), start, stop, fingerprint,
-                                       columns, job))
+                tasks.append(ShardTask(family=self.family, config=config.name, split=split, index=index,
+                                       count=len(ranges), start=start, stop=stop, fingerprint=fingerprint,
+                                       columns=columns, payload=job))
         regenerated = {split: _pairs(episodes[retries[episodes] != 0], retries) for split, episodes in rows.items()}
         pool_regenerated = [list(pair) for pair in _pairs(np.flatnonzero(retries), retries)]
         info = {**self.info(config), "pool_regenerated": pool_regenerated}
@@ -255,8 +253,9 @@ class CarcBuilder:
     def _static_plan(self, config: CarcConfig) -> ConfigPlan:
         rows = _static_rows(self.setting, static_episodes(self.setting))
         fingerprint = self.fingerprint(config)
-        tasks = [ShardTask(self.family, config.name, split, 0, 1, 0, len(split_rows_), fingerprint, COLUMNS,
-                           StaticJob(self.setting, split)) for split, split_rows_ in rows.items()]
+        tasks = [ShardTask(family=self.family, config=config.name, split=split, index=0, count=1, start=0,
+                           stop=len(split_rows_), fingerprint=fingerprint, columns=COLUMNS,
+                           payload=StaticJob(self.setting, split)) for split, split_rows_ in rows.items()]
         return ConfigPlan(config.name, fingerprint, COLUMNS, {s: len(r) for s, r in rows.items()}, tasks,
                           self.info(config))
 
@@ -279,17 +278,12 @@ def _pairs(indices: np.ndarray, retries: np.ndarray) -> list[tuple[int, int]]:
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):
     """Rows ``[start, stop)`` of ``split`` of a built config, regenerated from its manifest alone."""
     setting = setting_from_dict(manifest["spec"])
-    columns = tuple(manifest["columns"].items())
     config = CarcConfig(manifest["config"], manifest["kind"], manifest.get("split_seed"))
     if config.kind == "static":  # the static split is written whole: regenerate it, then cut the range
-        task = ShardTask(CarcBuilder.family, config.name, split, 0, 1, start, stop, manifest["fingerprint"], columns,
-                         StaticJob(setting, split))
-        return task_table(task).slice(start, stop - start)
+        return task_table(ShardTask.rows_of(manifest, split, start, stop, StaticJob(setting, split))).slice(
+            start, stop - start)
     sampler = EpisodeSampler.from_setting(setting)
-    retries = np.zeros(setting.episodes, np.int64)
-    for index, retry in manifest.get("pool_regenerated", []):
-        retries[index] = retry
+    retries = retry_numbers(manifest.get("pool_regenerated", []), 0, setting.episodes)
     episodes = pool_rows(setting, sampler, retries, config)[split][start:stop]
     payload = PoolJob(sampler, config.kind, episodes, retries[episodes])
-    return task_table(ShardTask(CarcBuilder.family, config.name, split, 0, 1, start, stop, manifest["fingerprint"],
-                                columns, payload))
+    return task_table(ShardTask.rows_of(manifest, split, start, stop, payload))

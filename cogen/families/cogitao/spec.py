@@ -46,10 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cogen.errors import SpecError, UnknownNameError
-from cogen.render import RenderSettings
-from cogen.specs._fields import expect_keys, read_choice, read_int, read_list, read_mapping, read_range, read_str
-from cogen.specs._yaml import Located, Path_
-from cogen.specs.schema import (
+from cogen.families.cogitao.schema import (
     BALANCE,
     DEGENERATE,
     OOD_SPLITS,
@@ -65,6 +62,9 @@ from cogen.specs.schema import (
     SequenceSet,
     Setting,
 )
+from cogen.render import RenderSettings
+from cogen.specs._fields import expect_keys, read_choice, read_int, read_list, read_mapping, read_range, read_str
+from cogen.specs._yaml import Located, Path_
 
 __all__ = ["always_identity", "max_objects_on_grid", "object_query", "parse", "shared_sequences"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen.pipeline.programs import regenerate_table
+from cogen.families.programs.build import regenerate_table
 from cogen.pipeline.verify import Check, ConfigData, Determinism
 
 __all__ = ["ProgramsChecks", "checks", "law_problems"]

@@ -46,7 +46,7 @@ ERROR_CATEGORIES = ("format", "no_transformation", "stubborn", "other")
 
 
 def _experiment(manifest: dict):
-    from cogen.specs.schema import experiment_from_dict
+    from cogen.families.cogitao.schema import experiment_from_dict
 
     return experiment_from_dict(manifest["spec"])
 
@@ -62,7 +62,7 @@ def experiment_pad(manifest: dict) -> tuple[int, int] | None:
 
 
 def in_domain_sequences(sequence_set, limit: int = MAX_IN_DOMAIN_SEQUENCES) -> list[tuple[str, ...]] | None:
-    """Every sequence of a :class:`~cogen.specs.schema.SequenceSet` (None when more than ``limit``)."""
+    """Every sequence of a :class:`~cogen.families.cogitao.schema.SequenceSet` (None when more than ``limit``)."""
     if sequence_set.count() > limit:
         return None
     if sequence_set.explicit:
@@ -119,7 +119,7 @@ def _breakdowns(sequences: list[tuple[str, ...]], scores, no_transformation, stu
 
 def _stubbornness(split: SplitData, predictions, inputs, targets) -> tuple[dict, np.ndarray | None]:
     """The stubbornness section and the per-sample flags (None when not computed)."""
-    from cogen.specs.schema import OOD_SPLITS
+    from cogen.families.cogitao.schema import OOD_SPLITS
 
     experiment = _experiment(split.manifest)
     if split.split not in OOD_SPLITS or experiment.shift != "composition" or experiment.out_of_domain is None:

@@ -16,13 +16,11 @@ from typing import Any
 from cogen.errors import UnknownNameError
 from cogen.render import RenderSettings
 from cogen.specs._fields import Range
+from cogen.specs.splits import ID_SPLITS, OOD_SPLITS, SPLITS
 
 __all__ = ["BALANCE", "BALANCED_FACTORS", "DEGENERATE", "ID_SPLITS", "OOD_SPLITS", "OUTPUTS", "SHIFTS", "SPLITS", "VARIANTS",
            "Domain", "Experiment", "Grid", "ObjectFilter", "SequenceSet", "Setting", "experiment_from_dict"]
 
-ID_SPLITS = ("train", "validation", "test")
-OOD_SPLITS = ("validation_ood", "test_ood")
-SPLITS = ID_SPLITS + OOD_SPLITS
 SHIFTS = ("composition", "environment")
 #: ``degenerate:`` values: reject (default) or keep samples whose output grid equals the input grid.
 DEGENERATE = ("reject", "keep")

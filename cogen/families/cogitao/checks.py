@@ -1,7 +1,7 @@
 """COGITAO-specific checks of ``cogen verify``: leak-freedom, uniqueness, outputs re-derived, determinism.
 
 Fed one decoded row group at a time (:class:`cogen.pipeline.verify.FamilyChecks`); nothing is
-taken from the build: sequences and row keys (:mod:`cogen.pipeline._digest`, not the sampler's
+taken from the build: sequences and row keys (:mod:`cogen.families.cogitao._digest`, not the sampler's
 key) are recomputed from the rows, outputs are replayed by the engine from the bank objects and
 positions each row records (:mod:`cogen.engine._replay`), and shards are regenerated from the
 manifest alone.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen.pipeline.cogitao import regenerate_table
+from cogen.families.cogitao.build import regenerate_table
+from cogen.families.cogitao.schema import ID_SPLITS, OOD_SPLITS
 from cogen.pipeline.verify import Check, ConfigData, Determinism
-from cogen.specs.schema import ID_SPLITS, OOD_SPLITS
 
 __all__ = ["CogitaoChecks", "checks", "rederive_outputs", "row_keys", "sequence_ids"]
 
@@ -45,8 +45,8 @@ def sequence_ids(table, known: dict[str, int]) -> np.ndarray:
 
 
 def row_keys(table, sequences: np.ndarray) -> np.ndarray:
-    """(rows, 2) uint64 key of each row's (input grid, sequence id) (see :mod:`cogen.pipeline._digest`)."""
-    from cogen.pipeline._digest import grid_keys
+    """(rows, 2) uint64 key of each row's (input grid, sequence id) (see :mod:`cogen.families.cogitao._digest`)."""
+    from cogen.families.cogitao._digest import grid_keys
     from cogen.pipeline.arrow import read_grids
 
     grids = read_grids(table.column("input"))
@@ -167,8 +167,8 @@ def rederive_outputs(table, bank: tuple, rows: np.ndarray | None = None) -> np.n
     import pyarrow.compute as pc
 
     from cogen.engine.scene import replay_scenes
+    from cogen.families.cogitao.build import _names_by_token
     from cogen.pipeline.arrow import read_grids, read_lists
-    from cogen.pipeline.cogitao import _names_by_token
 
     inputs, outputs = read_grids(table.column("input")), read_grids(table.column("output"))
     names, token_starts = read_lists(table.column("transformations"))
@@ -200,7 +200,7 @@ def _rederive_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.ndarray,
     """Mark in ``outcomes`` the replayed rows whose stored frames are not, step by step, the engine's
     (frame 0 the input, frame t + 1 the engine's step t from frame t; the last frame is then the output)."""
     from cogen.engine.scene import replay_frames
-    from cogen.pipeline.frames import read_frames
+    from cogen.families.cogitao.frames import read_frames
 
     sizes, tokens, token_starts, ids, coordinates, object_starts = scene
     frames, frame_offsets = read_frames(table.column("frames"))
@@ -230,7 +230,7 @@ def _rederive_object_frames(table, bank: tuple, rows: np.ndarray, outcomes: np.n
     (step 0 the objects placed from the bank, step t + 1 the engine's step t of step t's objects; rendering
     them gives the input, the frames and the output, which are checked against the same engine)."""
     from cogen.engine.scene import replay_objects
-    from cogen.pipeline.frames import read_object_frames
+    from cogen.families.cogitao.frames import read_object_frames
 
     sizes, tokens, token_starts, ids, coordinates, object_starts = scene
     stored = read_object_frames(table.column("object_boxes"), table.column("object_grids"))

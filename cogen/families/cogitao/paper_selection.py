@@ -79,7 +79,7 @@ def condition(experiment, out_of_domain: bool) -> str:
 
 
 def _sequences(domain) -> list[tuple[str, ...]]:
-    from cogen.eval.cogitao import in_domain_sequences
+    from cogen.families.cogitao.evaluate import in_domain_sequences
 
     return in_domain_sequences(domain.sequences, limit=10**9) or []
 

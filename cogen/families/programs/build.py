@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cogen._rng import retry_numbers
+from cogen.families.programs.spec import SPLIT, ProgramsConfig, ProgramsSetting, setting_from_dict
 from cogen.pipeline.dedup import plan_retries
-from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, shard_ranges, task_table
+from cogen.pipeline.parquet import ROW_GROUP_ROWS
+from cogen.pipeline.shards import ConfigPlan, ShardTask, shard_ranges, task_table
 from cogen.programs.functions import (
     CELLS,
     CHARACTERS,
@@ -28,7 +31,6 @@ from cogen.programs.functions import (
     sample,
     stream_seed,
 )
-from cogen.specs.programs import SPLIT, ProgramsConfig, ProgramsSetting, setting_from_dict
 
 __all__ = ["COLUMNS", "GENERATOR_VERSION", "FunctionsJob", "ProgramsBuilder", "regenerate_table", "rows_table",
            "shard_tables"]
@@ -128,10 +130,7 @@ def function_retries(kind: str, stream: int, count: int) -> np.ndarray:
     def rekey(part: int, indices: np.ndarray, retries: np.ndarray) -> np.ndarray:
         return sample(kind, stream, indices, retries).keys()
 
-    retries = np.zeros(count, np.int64)
-    for index, retry in plan_retries([keys], rekey)[0].items():
-        retries[index] = retry
-    return retries
+    return retry_numbers(plan_retries([keys], rekey)[0], 0, count)
 
 
 class ProgramsBuilder:
@@ -173,8 +172,9 @@ class ProgramsBuilder:
         retries = function_retries(config.kind, stream, config.functions)
         fingerprint = self.fingerprint(config)
         ranges = shard_ranges(config.functions, self.rows_per_shard)
-        tasks = [ShardTask(self.family, config.name, SPLIT, index, len(ranges), start, stop, fingerprint, COLUMNS,
-                           FunctionsJob(config.kind, stream, np.arange(start, stop), retries[start:stop]))
+        tasks = [ShardTask(family=self.family, config=config.name, split=SPLIT, index=index, count=len(ranges),
+                           start=start, stop=stop, fingerprint=fingerprint, columns=COLUMNS,
+                           payload=FunctionsJob(config.kind, stream, np.arange(start, stop), retries[start:stop]))
                  for index, (start, stop) in enumerate(ranges)]
         regenerated = [(int(i), int(retries[i])) for i in np.flatnonzero(retries)]
         return ConfigPlan(config.name, fingerprint, COLUMNS, {SPLIT: config.functions}, tasks, self.info(config),
@@ -192,10 +192,6 @@ def regenerate_table(manifest: dict, split: str, start: int, stop: int):
     setting = setting_from_dict(manifest["spec"])
     kind = manifest["kind"]
     stream = stream_seed(setting.seed, manifest["config"])
-    retries = np.zeros(stop - start, np.int64)
-    for index, retry in manifest["splits"][split].get("regenerated", []):
-        if start <= index < stop:
-            retries[index - start] = retry
+    retries = retry_numbers(manifest["splits"][split].get("regenerated", []), start, stop)
     job = FunctionsJob(kind, stream, np.arange(start, stop), retries)
-    return task_table(ShardTask(ProgramsBuilder.family, manifest["config"], split, 0, 1, start, stop,
-                                manifest["fingerprint"], tuple(manifest["columns"].items()), job))
+    return task_table(ShardTask.rows_of(manifest, split, start, stop, job))

@@ -21,12 +21,13 @@ from functools import lru_cache
 import numpy as np
 
 from cogen.errors import GenerationError
+from cogen.families.cogitao.schema import Experiment, Setting
 from cogen.generate.program import DEFAULT_MAX_ATTEMPTS
 from cogen.generate.sampler import CAUSES, SplitJob, generate_rows, rejection_fix, rejection_text, require_ok
 from cogen.pipeline.dedup import duplicates, plan_retries
-from cogen.pipeline.shards import ROW_GROUP_ROWS, ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table
+from cogen.pipeline.parquet import ROW_GROUP_ROWS
+from cogen.pipeline.shards import ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table
 from cogen.pipeline.stages import stage
-from cogen.specs.schema import Experiment, Setting
 
 __all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "IMAGE_COLUMNS", "OBJECT_FRAME_COLUMNS", "CogitaoBuilder",
            "columns",
@@ -115,7 +116,7 @@ def _table(task: ShardTask, start: int, rows: dict):
     })
     job: SplitJob = task.payload
     if job.frames or job.object_frames:
-        from cogen.pipeline.frames import frames_column, object_frames_columns
+        from cogen.families.cogitao.frames import frames_column, object_frames_columns
 
         sequences = rows["sequences"].astype(np.int64)
         depths = (sequences >= 0).sum(axis=1)
@@ -267,8 +268,9 @@ class CogitaoBuilder:
                 job = replace(job, retries=tuple(sorted(plans[split].items())))
             ranges = shard_ranges(experiment.size(split), self.rows_per_shard)
             for index, (start, stop) in enumerate(ranges):
-                task = ShardTask(self.family, experiment.name, split, index, len(ranges), start, stop, fingerprint,
-                                 columns(experiment), job)
+                task = ShardTask(family=self.family, config=experiment.name, split=split, index=index,
+                                 count=len(ranges), start=start, stop=stop, fingerprint=fingerprint,
+                                 columns=columns(experiment), payload=job)
                 file = (encoded or {}).get(task.relpath)
                 if file is not None and not job.retries_between(start, stop).any():
                     task = replace(task, encoded=file)
@@ -323,12 +325,11 @@ class CogitaoBuilder:
 
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):
     """Rows ``[start, stop)`` of ``split`` of a built config, regenerated from its manifest alone."""
-    from cogen.specs.schema import experiment_from_dict
+    from cogen.families.cogitao.schema import experiment_from_dict
 
     experiment = experiment_from_dict(manifest["spec"])
     job = replace(SplitJob.of(experiment.domain(split), manifest["seed"], experiment.name, split,
                               frames=experiment.frames, render=experiment.render,
                               object_frames=experiment.object_frames),
                   retries=tuple(map(tuple, manifest["splits"][split].get("regenerated", []))))
-    return task_table(ShardTask(CogitaoBuilder.family, manifest["config"], split, 0, 1, start, stop,
-                                manifest["fingerprint"], columns(experiment), job))
+    return task_table(ShardTask.rows_of(manifest, split, start, stop, job))

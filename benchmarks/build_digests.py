@@ -1,0 +1,77 @@
+"""SHA-256 of every file of the packaged specs' small builds: a refactor that claims "bytes
+unchanged" is checked by running this before and after and comparing the two JSON files.
+
+    python benchmarks/build_digests.py OUT.json [--scale 0.002] [--seed 7] [--workers 2] [--specs c1 c2 ...]
+    python benchmarks/build_digests.py --compare BEFORE.json AFTER.json
+
+Each spec is built with ``cogen build`` into its own folder under a temporary directory; every file
+of the folder (shards, manifests, card, previews) is hashed, keyed by ``<spec>/<relative path>``.
+The build's own scratch state (``.cogen/``) is left out: it is not part of the dataset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SPECS = ("c1", "c2", "c3", "g1", "g2", "g3", "g4", "g5", "s", "carc", "carc_extended", "programs")
+
+
+def folder_digests(folder: Path) -> dict[str, str]:
+    """``relative path -> SHA-256`` of every file in ``folder`` but its ``.cogen/`` state."""
+    return {path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(folder.rglob("*")) if path.is_file() and ".cogen" not in path.relative_to(folder).parts}
+
+
+def build_all(specs, scale: float, seed: int, workers: int) -> dict[str, str]:
+    digests: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as root:
+        for spec in specs:
+            out = Path(root) / spec
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "cogen", "build", "--config", spec, "--out", str(out),
+                            "--scale", str(scale), "--seed", str(seed), "--workers", str(workers)],
+                           check=True, stdout=subprocess.DEVNULL)
+            files = folder_digests(out)
+            digests.update({f"{spec}/{name}": sha for name, sha in files.items()})
+            print(f"{spec}: {len(files)} files in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return digests
+
+
+def compare(before: dict[str, str], after: dict[str, str]) -> int:
+    """Print what differs; the exit status is the number of differing or missing files (0: identical)."""
+    names = sorted(set(before) | set(after))
+    different = [name for name in names if before.get(name) != after.get(name)]
+    for name in different:
+        print(f"differs: {name} ({'missing after' if name not in after else 'new' if name not in before else 'bytes'})")
+    print(f"{len(names) - len(different)} of {len(names)} files identical")
+    return min(len(different), 255)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?")
+    parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--scale", type=float, default=0.002)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--specs", nargs="+", default=list(SPECS))
+    args = parser.parse_args()
+    if args.compare:
+        return compare(*(json.loads(Path(p).read_text()) for p in args.compare))
+    if not args.out:
+        parser.error("give OUT.json, or --compare BEFORE AFTER")
+    digests = build_all(args.specs, args.scale, args.seed, args.workers)
+    Path(args.out).write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    print(f"{len(digests)} files -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
