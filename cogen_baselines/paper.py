@@ -58,3 +58,9 @@ CARC_MLC = {
     "systematicity": (78.26, 97.88, 80.49),
     "3shot": (99.92, 100.00, 99.92),
 }
+
+#: Models scored on one test split (no OOD split): the metrics their paper reports, and its numbers
+#: per config kind (the run's ``setting``), in that order.
+SINGLE_SPLIT = {
+    "mlc": (("exact_match", "color_accuracy", "shape_accuracy"), CARC_MLC),
+}

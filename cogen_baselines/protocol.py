@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_RULE", "RULES", "RULE_NAMES", "lr_factor", "select_epochs"]
+import torch
+
+__all__ = ["DEFAULT_RULE", "RULES", "RULE_NAMES", "lr_factor", "lr_factor_tensor", "select_epochs"]
 
 #: Checkpoint rules, in the order tables list them.
 RULES = ("ood_loss", "id_val", "final")
@@ -44,6 +46,23 @@ def lr_factor(kind: str, step: int, total_steps: int, steps_per_epoch: int, warm
         rise = 1e-4 + (1 - 1e-4) * min(1.0, step / warm)
         epochs = max(1, math.ceil(total_steps / steps_per_epoch))
         epoch = min(step // steps_per_epoch, epochs - 1)
+        return rise * (1 - 0.95 * epoch / max(1, epochs - 1))
+    raise ValueError(f"unknown schedule {kind!r}")
+
+
+def lr_factor_tensor(kind: str, step: torch.Tensor, total_steps: int, steps_per_epoch: int,
+                     warmup: int = 200) -> torch.Tensor:
+    """:func:`lr_factor` computed on ``step``'s device from a step count held there (float64 result),
+    so the training loop sets the learning rate without reading the count back to the host."""
+    step = step.to(torch.float64)
+    if kind == "warmup_cosine":
+        progress = ((step - warmup) / max(1, total_steps - warmup)).clamp(max=1.0)
+        return torch.where(step < warmup, (step + 1) / warmup, 0.5 * (1 + torch.cos(math.pi * progress)))
+    if kind == "mlc":
+        warm = max(1, round(0.1 * total_steps))
+        rise = 1e-4 + (1 - 1e-4) * (step / warm).clamp(max=1.0)
+        epochs = max(1, math.ceil(total_steps / steps_per_epoch))
+        epoch = torch.div(step, steps_per_epoch, rounding_mode="floor").clamp(max=epochs - 1)
         return rise * (1 - 0.95 * epoch / max(1, epochs - 1))
     raise ValueError(f"unknown schedule {kind!r}")
 

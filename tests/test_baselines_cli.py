@@ -214,4 +214,4 @@ def test_train_with_stream_records_it_and_scores_like_any_run(compgen, tmp_path)
 def test_stream_with_mlc_is_refused(tmp_path, errors):
     message = errors("train", "--model", "mlc", "--data", str(tmp_path), "--config", "carc-3shot-1860",
                      "--stream", "c1", "--out", str(tmp_path / "run"))
-    assert "--stream makes COGITAO samples" in message
+    assert "--stream makes fresh grid samples; mlc trains on stored episodes" in message

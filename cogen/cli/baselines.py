@@ -76,9 +76,11 @@ def _progress_bar(enabled: bool, label: str):
     return bar()
 
 
-def _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_) -> dict:
+def _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_, precision,
+             grad_accum) -> dict:
     return {"epochs": epochs, "batch_size": batch_size, "eval_batch_size": eval_batch_size, "size": size,
-            "device": device, "train_samples": train_samples, "task_codes": task_codes, "compile": compile_}
+            "device": device, "train_samples": train_samples, "task_codes": task_codes, "compile": compile_,
+            "precision": precision, "grad_accum": grad_accum}
 
 
 Epochs = Annotated[int | None, typer.Option(min=1, help="Epochs (default: the paper's; 10, LLaDA 20, MLC 200/300).")]
@@ -88,20 +90,22 @@ Size = Annotated[str, typer.Option(help=_SIZE)]
 Device = Annotated[str, typer.Option(help=_DEVICE)]
 TrainSamples = Annotated[int | None, typer.Option(min=1, help="Train on the first N training rows only (quick runs).")]
 TaskCodes = Annotated[str, typer.Option(help="auto (depth-4 codes for CompGen, none for EnvGen, as the paper), on or off.")]
-Compile = Annotated[str, typer.Option(help="torch.compile: auto (CUDA only), on or off.")]
+Compile = Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")]
+Precision = Annotated[str, typer.Option(help="auto (fp16 mixed precision on CUDA, fp32 elsewhere), fp32, fp16 or bf16; fp16/bf16 force the GPU's path on any device.")]
+GradAccum = Annotated[int | None, typer.Option(min=1, help="Micro-batches per optimiser update (default: the model's; MLC 8). Memory only: an update still sees the paper's batch. `cogen baselines preflight` says which value fits.")]
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")]
 
 
 @app.command("train")
 def train(
-    model: Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada or mlc.")],
+    model: Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada, llada-sft or mlc.")],
     data: Annotated[str, typer.Option("--data", "-d", help=_DATA)],
     config: Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.")],
     seed: Annotated[int, typer.Option(help="Seed of the weights, the order and the dropout.")] = 0,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/<model>/<config>/seed<seed>).")] = None,
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
-    compile_: Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")] = "auto",
+    compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None,
     stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config's endless stream, never a stored validation or test pair. COGITAO models only.")] = None,
     progress: ShowProgress = True,
 ) -> None:
@@ -109,7 +113,7 @@ def train(
     config_type = _library("config").RunConfig
     run_config = config_type(model, data, config, seed, stream=stream,
                              **_options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes,
-                                        compile_))
+                                        compile_, precision, grad_accum))
     _log_to_console(False)
     with _progress_bar(progress, f"{model} {config} seed {seed}") as bar:
         summary = _library("run").train(run_config, out, bar)
@@ -124,7 +128,7 @@ def _print_summary(summary: dict, folder) -> None:
                   title_justify="left")
     for column in ("checkpoint rule", "epoch", "split", "cogen eval", "padded grid acc.", "loss"):
         table.add_column(column, justify="left" if column in ("checkpoint rule", "split") else "right")
-    headline = "grid_accuracy" if summary["family"] == "cogitao" else "exact_match"
+    headline = summary.get("headline") or _library("workload", needs_torch=False).headlines(summary)[0]
     for rule, result in summary["results"].items():
         for split, numbers in result.items():
             if isinstance(numbers, dict):
@@ -146,8 +150,9 @@ def table(
     markdown = tables.results_table(tables.find_runs(runs), rule, metric)
     typer.echo(markdown, nl=False)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(markdown, encoding="utf-8")
+        from cogen.folder.atomic import atomic_write
+
+        atomic_write(out, lambda temporary: temporary.write_text(markdown, encoding="utf-8"))
 
 
 @app.command("suite")
@@ -160,7 +165,7 @@ def suite(
     jobs: Annotated[int, typer.Option(min=1, help="Runs trained side by side (separate processes; they can share one GPU).")] = 1,
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
-    compile_: Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")] = "auto",
+    compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None,
     progress: ShowProgress = True,
 ) -> None:
     """Train models x settings x seeds (finished runs are skipped) and print the results table."""
@@ -169,7 +174,8 @@ def suite(
     if not seed_list:
         raise typer.BadParameter("--seeds needs at least one seed, e.g. 0,1,2")
     _log_to_console(False)
-    options = _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_)
+    options = _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_,
+                       precision, grad_accum)
 
     def finished(run, summary) -> None:
         _console.err.print(f"done: {run.model} {run.config} seed {run.seed}")

@@ -3,7 +3,8 @@
 Tokens are :mod:`cogen.carc.mlc`'s: 5 specials and 10,000 patch ids. The encoder reads the study
 pairs and the query input (52K + 26 tokens), the decoder writes the query output as 25 patch tokens
 and EOS. Positions: a learned 1-D table over the sequence (one per side) plus learned 2-D row and
-column embeddings added to every patch token. 3 + 3 pre-norm layers, d = 128, 8 heads, FFN 768,
+column embeddings added to every patch token. 3 + 3 post-norm layers (the reference's
+``nn.Transformer`` default, with its final encoder and decoder norms), d = 128, 8 heads, FFN 768,
 GELU, dropout 0; separate encoder and decoder embeddings and an output layer over the whole
 vocabulary (5.7 M parameters, most of them in those three tables).
 
@@ -50,7 +51,7 @@ class MLC(nn.Module):
         self.decoder_position = nn.Embedding(DECODER_LENGTH, dim)
         self.row, self.col = nn.Embedding(5, dim), nn.Embedding(5, dim)
         options = {"d_model": dim, "nhead": heads, "dim_feedforward": hidden, "dropout": dropout,
-                   "activation": "gelu", "batch_first": True, "norm_first": True}
+                   "activation": "gelu", "batch_first": True, "norm_first": False}
         self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(**options), layers[0], nn.LayerNorm(dim),
                                              enable_nested_tensor=False)
         self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**options), layers[1], nn.LayerNorm(dim))

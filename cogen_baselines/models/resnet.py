@@ -50,7 +50,9 @@ class ResNet(GridModel):
     def __init__(self, shape: GridShape, blocks=PAPER_BLOCKS, stem: int = 32, embed: int = 128,
                  head_hidden: int = 128, film: bool = False, film_embed: int = 32):
         super().__init__()
-        self.shape, self.film = shape, film and bool(shape.task_vocab)
+        if film and not shape.task_vocab:
+            raise ValueError("a FiLM ResNet needs task codes (the data has none: it would be the plain ResNet)")
+        self.shape, self.film = shape, film
         self.stem = nn.Sequential(nn.Conv2d(shape.classes, stem, 1, bias=False), nn.BatchNorm2d(stem), nn.ReLU())
         film_dim = film_embed * shape.task_depth if self.film else 0
         self.blocks = nn.ModuleList(ResidualBlock(i, o, k, film_dim) for i, o, k in blocks)
