@@ -61,9 +61,12 @@ class Protocol:
         return self.batch_size // self.accumulate
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return (text[0] if text else "")[:200]
+def _reason(error: BaseException) -> str:
+    """One line naming the error and what caused it (a backend's failure is wrapped by Dynamo)."""
+    cause = getattr(error, "inner_exception", None) or error.__cause__
+    text = f"{type(error).__name__}" + (f": {type(cause).__name__}" if cause is not None else "")
+    lines = str(cause if cause is not None else error).strip().splitlines()
+    return (text + (f": {lines[0]}" if lines else ""))[:240]
 
 
 class Trainer:
@@ -102,8 +105,7 @@ class Trainer:
         except Exception as error:  # noqa: BLE001  (any compile failure, in either pass; see the class docstring)
             if self.loss_of is self.eager or isinstance(error, torch.OutOfMemoryError):
                 raise
-            log.warning("torch.compile failed (%s: %s); training eagerly from here", type(error).__name__,
-                        _first_line(error))
+            log.warning("torch.compile failed (%s); training eagerly from here", _reason(error))
             self.loss_of, self.fell_back = self.eager, True
             self.optimizer.zero_grad(set_to_none=True)
             total = self._accumulate(self.eager, workload, rows)

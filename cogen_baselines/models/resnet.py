@@ -59,10 +59,12 @@ class ResNet(GridModel):
         self.project = nn.Conv2d(blocks[-1][1], embed, 1)
         self.task = nn.Embedding(shape.task_vocab, film_embed if self.film else embed) if shape.task_vocab else None
         self.head = MLPHead(embed, head_hidden, shape.classes)
+        self.register_buffer("class_ids", torch.arange(shape.classes)[:, None, None], persistent=False)
         init_weights(self, fan_in=True)
 
     def logits(self, batch: GridBatch) -> torch.Tensor:
-        x = F.one_hot(batch.inputs, self.shape.classes).permute(0, 3, 1, 2).to(self.stem[0].weight.dtype)
+        # one-hot channels by comparison: F.one_hot checks its input's range, a host sync on a GPU
+        x = (batch.inputs[:, None] == self.class_ids).to(self.stem[0].weight.dtype)
         task = self.task(batch.tasks) if self.task is not None and batch.tasks is not None else None
         condition = task.flatten(1) if self.film and task is not None else None
         x = self.stem(x)
