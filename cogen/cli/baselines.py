@@ -186,6 +186,31 @@ def suite(
     typer.echo(markdown, nl=False)
 
 
+@app.command("preflight")
+def preflight(
+    model: Annotated[str, typer.Option("--model", "-m", help="A model of `cogen baselines models`.")],
+    data: Annotated[str, typer.Option("--data", "-d", help=_DATA)],
+    config: Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.")],
+    batch_size: BatchSize = None, size: Size = "paper", device: Device = "auto", train_samples: TrainSamples = None,
+    task_codes: TaskCodes = "auto", compile_: Compile = "auto", precision: Precision = "auto",
+    grad_accum: GradAccum = None,
+    memory_gb: Annotated[float | None, typer.Option(min=0.001, help="Card memory to plan for, GB (default: the GPU's; 24 without one).")] = None,
+    steps: Annotated[int, typer.Option(min=1, help="Timed updates after the first (which compiles).")] = 3,
+    json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Before a long run: build the model and real batches, run a few updates (compile included), and print
+    parameters, step and compile time, peak memory, whether it fits the card (and the --grad-accum that
+    does), host syncs per update, and the estimated time of the full paper-protocol run."""
+    import json
+
+    run_config = _library("config").RunConfig(
+        model, data, config, **_options(None, batch_size, 500, size, device, train_samples, task_codes, compile_,
+                                        precision, grad_accum))
+    flight = _library("preflight")
+    report = flight.preflight(run_config, memory_gb=memory_gb, steps=steps)
+    typer.echo(json.dumps(report, indent=2) if json_ else flight.render(report), nl=json_)
+
+
 @app.command("models")
 def models() -> None:
     """List the models with their parameter counts (20x20 CompGen shapes) beside the papers' figures."""
