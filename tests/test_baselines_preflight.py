@@ -94,7 +94,9 @@ def test_preflight_reports_time_memory_and_a_verdict(compgen):
     assert _verdict(memory, 400, 8, budget=1e9)["smallest_fitting_grad_accum"] is None
 
 
+@pytest.mark.slow
 def test_preflight_command_and_its_refusals(compgen, envgen):
+    """The command end to end, compiling (Inductor on the CPU), on a card too small for anything."""
     from cogen.cli import app
 
     runner = CliRunner()
