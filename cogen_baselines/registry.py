@@ -128,12 +128,12 @@ _CARDS = (
               {"paper": {}, "small": {"dim": 64, "heads": 2, "hidden": 256, "max_steps": 2, "halt_hidden": 32,
                                       "head_hidden": 64}},
               870_000, batch_size=32, visual_tokens=True),
-    ModelCard("llada", "Masked diffusion (the paper's code): 12 tokens, 6 layers, d 128, SwiGLU 384, RoPE, mitchell "
-              "init; unweighted masked cross-entropy; 32-step low-confidence decoding",
+    ModelCard("llada", "Masked diffusion (the paper's code): 12 tokens, 6 layers, d 128, SwiGLU 384, RoPE, "
+              "mitchell init, unweighted loss",
               _grids, _llada, {"paper": _LLADA, "small": {**_LLADA, **_SMALL_LLADA}},
               1_290_000, epochs=20, lr=2e-4, weight_decay=0.01),
-    ModelCard("llada-sft", "Masked diffusion in LLaDA's SFT form (departs from the paper): visual tokens (16 tokens), "
-              "1/p-weighted loss, std-0.02 init",
+    ModelCard("llada-sft", "LLaDA's SFT form (departs from the paper): visual tokens (16 tokens), 1/p-weighted "
+              "loss, std-0.02 init",
               _grids, _llada, {"paper": _LLADA_SFT, "small": {**_LLADA_SFT, **_SMALL_LLADA}},
               1_290_000, epochs=20, lr=2e-4, weight_decay=0.01, visual_tokens=True, beyond_paper=True),
     ModelCard("mlc", "Compositional-ARC's MLC: encoder-decoder 3+3 layers, d 128, 2x2 patch tokens, copy task",

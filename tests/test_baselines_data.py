@@ -3,8 +3,6 @@ onto the device from real builds, MLC batches against ``cogen.carc.mlc``, and pr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -13,7 +11,7 @@ from cogen.io import PAD_VALUE, pad_grids, visual_tokens
 
 torch = pytest.importorskip("torch")
 
-from baselines_helpers import CARC_CONFIG, built, one_thread  # noqa: F401  (autouse fixture)
+from baselines_helpers import CARC_CONFIG, built, compgen_build, envgen_build, one_thread  # noqa: F401  (fixtures)
 
 from cogen_baselines.data import load_experiment
 from cogen_baselines.errors import BaselineError
@@ -105,16 +103,6 @@ def test_object_indices_match_a_union_find_oracle():
     for grid, indices in zip(grids, got, strict=True):
         assert np.array_equal(indices, _objects_oracle(grid))
     assert not got[:5].any()
-
-
-@pytest.fixture(scope="module")
-def envgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "envgen")
-
-
-@pytest.fixture(scope="module")
-def compgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "compgen")
 
 
 def test_compgen_experiments_get_task_codes_and_the_largest_grid(compgen):

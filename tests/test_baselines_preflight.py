@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 torch = pytest.importorskip("torch")
 
-from baselines_helpers import built, one_thread  # noqa: F401  (autouse fixture)
+from baselines_helpers import built, compgen_build, envgen_build, one_thread  # noqa: F401  (fixtures)
 
 from cogen_baselines.config import RunConfig
 from cogen_baselines.errors import BaselineError
@@ -21,16 +21,6 @@ from cogen_baselines.probes import HostSyncs, LiveMemory
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
-
-
-@pytest.fixture(scope="module")
-def compgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "compgen")
-
-
-@pytest.fixture(scope="module")
-def envgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "envgen")
 
 
 def test_live_memory_counts_storage_while_it_lives():
