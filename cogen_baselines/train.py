@@ -75,8 +75,11 @@ class Trainer:
     With ``protocol.compile`` the training loss is ``torch.compile``d; if compiling fails, in the
     forward pass or in the backward one (AOTAutograd compiles the backward lazily, at the first
     ``backward()``), the failing update is redone eagerly from zeroed gradients and the run goes
-    on eagerly, after one warning line. Out-of-memory errors are not compile failures: they stop
-    the run (``cogen baselines preflight`` says which ``--grad-accum`` fits).
+    on eagerly, after one warning line. Until a compiled update has succeeded, each one first
+    saves the random generators' state and the model's buffers (BatchNorm statistics), and a
+    failure restores them, so the redone update is exactly the eager one. Out-of-memory errors
+    are not compile failures: they stop the run (``cogen baselines preflight`` says which
+    ``--grad-accum`` fits).
     """
 
     def __init__(self, model, protocol: Protocol, device: torch.device, total_updates: int, updates_per_epoch: int):
@@ -88,7 +91,7 @@ class Trainer:
                               steps_per_epoch=updates_per_epoch, warmup=protocol.warmup)
         self.eager = model.training_loss
         self.loss_of = torch.compile(model.training_loss) if protocol.compile else self.eager
-        self.fell_back = False
+        self.fell_back = self.proven = False
 
     def applied(self) -> torch.Tensor:
         """Optimiser steps applied so far, on the device (GradScaler's skipped steps do not count)."""
@@ -100,19 +103,38 @@ class Trainer:
         """One optimiser update on training rows ``rows``; returns the sum of its micro-batch losses (on the device)."""
         group = self.optimizer.param_groups[0]
         group["lr"].copy_(self.protocol.lr * self.factor(self.applied()))
+        saved = self._save() if self.loss_of is not self.eager and not self.proven else None
         try:
             total = self._accumulate(self.loss_of, workload, rows)
+            self.proven = True
         except Exception as error:  # noqa: BLE001  (any compile failure, in either pass; see the class docstring)
             if self.loss_of is self.eager or isinstance(error, torch.OutOfMemoryError):
                 raise
             log.warning("torch.compile failed (%s); training eagerly from here", _reason(error))
             self.loss_of, self.fell_back = self.eager, True
             self.optimizer.zero_grad(set_to_none=True)
+            self._restore(saved)
             total = self._accumulate(self.eager, workload, rows)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad(set_to_none=True)
         return total
+
+    def _save(self) -> dict:
+        """What a compiled update may change before it fails: the generators' state and the buffers."""
+        cuda = torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None
+        buffers = {name: buffer.clone() for name, buffer in self.model.named_buffers()}
+        return {"cpu": torch.get_rng_state(), "cuda": cuda, "buffers": buffers}
+
+    def _restore(self, saved: dict | None) -> None:
+        if saved is None:
+            return
+        torch.set_rng_state(saved["cpu"])
+        if saved["cuda"] is not None:
+            torch.cuda.set_rng_state_all(saved["cuda"])
+        with torch.no_grad():
+            for name, buffer in self.model.named_buffers():
+                buffer.copy_(saved["buffers"][name])
 
     def _accumulate(self, loss_of: Callable, workload, rows: torch.Tensor) -> torch.Tensor:
         total = torch.zeros((), device=self.device)

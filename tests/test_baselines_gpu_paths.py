@@ -139,15 +139,17 @@ def _failing_backend(where: str):
 
 
 @pytest.mark.parametrize("where", ["forward", "backward"])
-def test_a_failing_compile_falls_back_to_eager_in_either_pass(workloads, where, caplog, monkeypatch):
+@pytest.mark.parametrize("name", ["vanilla-tf", "resnet", "grid-tf"])
+def test_a_failing_compile_falls_back_to_eager_in_either_pass(workloads, name, where, caplog, monkeypatch):
     """A backend that fails in the forward or in the backward compiler: the run goes on eagerly after one
-    warning line, and ends with exactly the weights of a run that never compiled (the failed update is
-    redone from zeroed gradients)."""
+    warning line, and ends with exactly the weights (and BatchNorm statistics) of a run that never
+    compiled: the failed update is redone from zeroed gradients, restored generators (grid-tf's dropout)
+    and restored buffers (resnet's BatchNorm)."""
     import cogen_baselines.train as train_module
 
     real = torch.compile
-    workload = workloads("vanilla-tf")
-    card = resolve_model("vanilla-tf")
+    workload = workloads(name)
+    card = resolve_model(name)
     protocol = Protocol(2, BATCH, card.lr, card.weight_decay, warmup=2)
 
     def weights(compile_: bool):
