@@ -96,9 +96,9 @@ def _test(folder: Path, model, workload, run: RunConfig, selected: dict, device:
         if epoch in done:  # same weights as an earlier rule: same predictions and scores
             earlier = done[epoch]
             for split in workload.test_splits:
-                predictions = layout.predictions_path(folder, rule, split)
-                predictions.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(layout.predictions_path(folder, earlier, split), predictions)
+                predictions, source = layout.predictions_path(folder, rule, split), \
+                    layout.predictions_path(folder, earlier, split)
+                atomic_write(predictions, lambda temporary, source=source: shutil.copyfile(source, temporary))
                 metrics = json.loads(layout.eval_path(folder, earlier, split).read_text(encoding="utf-8"))
                 write_json(layout.eval_path(folder, rule, split), {**metrics, "predictions": str(predictions)})
             results[rule] = {**results[earlier], "epoch": epoch}
@@ -145,8 +145,8 @@ def train(config: RunConfig, out: str | Path | None = None,
         selected = select_epochs(history)
         results = _test(folder, model, workload, run, selected, device, names)
     summary = {"model": card.name, "config": config.config, "setting": workload.describe().get("setting"),
-               "family": manifest.get("family"), "headline": names[0], "seed": config.seed, "size": config.size, "parameters": parameters,
-               "epochs": len(history), "selected": selected, "results": results,
+               "family": manifest.get("family"), "headline": names[0], "seed": config.seed, "size": config.size,
+               "parameters": parameters, "epochs": len(history), "selected": selected, "results": results,
                "train_seconds": round(trained, 1), "seconds": round(time.perf_counter() - started, 1),
                "device": str(device), "complete": True}
     write_json(folder / layout.SUMMARY, summary)
