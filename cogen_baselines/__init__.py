@@ -1,4 +1,7 @@
-"""Model baselines of the COGITAO and Compositional-ARC papers, trained and scored on cogen's datasets.
+"""Model baselines of the papers behind cogen's datasets, trained and scored on those datasets.
+
+The grid paper (spec seed 001) trained ResNet, Vanilla-TF, Grid-TF, PL-TF and LLaDA on grid pairs;
+the MLC paper (spec seed 000) trained MLC on episodes of study pairs and queries.
 
 Installed with ``pip install 'cogen[baselines]'`` (PyTorch). ``cogen`` never imports this
 package; it reads data only through the public paths (:mod:`cogen.io`, :mod:`cogen.folder`,
@@ -13,7 +16,7 @@ scores. Importing the package is cheap: torch loads with the first name used fro
 * :data:`MODELS`          every model as a :class:`~cogen_baselines.registry.ModelCard`
 
 Layout: ``models/`` (one module per model and shared layers), ``registry`` (a card per model),
-``workload`` (what a model's data must be; ``cogitao``: grid pairs, ``carc``: episodes), ``data``
+``workload`` (what a model's data must be; ``grids``: grid pairs, ``episodes``: episodes), ``data``
 (splits on the device), ``train`` (the one training loop), ``amp`` (the device-agnostic precision
 switch), ``evaluate`` (the one evaluation path), ``probes`` (live memory, host syncs),
 ``preflight`` (before a long run: the time of the full run, the peak memory, whether it fits the

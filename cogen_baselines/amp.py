@@ -1,7 +1,7 @@
 """The device-agnostic precision switch: what a GPU run does, available on any device.
 
 A run's precision is one of :data:`PRECISIONS`; ``auto`` is FP16 mixed precision on CUDA (the
-COGITAO paper's) and FP32 elsewhere. Every training and evaluation pass goes through
+grid paper's) and FP32 elsewhere. Every training and evaluation pass goes through
 :func:`autocast` and :func:`grad_scaler` with the resolved precision, so forcing ``fp16`` or
 ``bf16`` on a CPU runs the very code path a GPU takes (CPU autocast and an enabled GradScaler),
 which is how the tests exercise the CUDA branches without a GPU.

@@ -1,4 +1,4 @@
-"""A COGITAO experiment's splits, padded once and held on the device.
+"""A grid experiment's splits (rows of ``input`` and ``output`` grids), padded once and held on the device.
 
 Everything comes through :mod:`cogen.io`: each split is read as one Arrow table
 (:func:`cogen.io.split_table`), turned into padded arrays and depth-4 task tokens
@@ -24,7 +24,7 @@ from cogen_baselines.models.base import GridBatch
 __all__ = ["COLUMNS", "SPLITS", "Experiment", "GridSplit", "experiment_manifest", "grid_split", "load_experiment",
            "open_stream", "task_vocabulary", "wants_task_codes"]
 
-#: The splits of a COGITAO experiment, in the order they are loaded.
+#: The splits of a grid experiment, in the order they are loaded.
 SPLITS = ("train", "validation", "validation_ood", "test", "test_ood")
 #: The columns every row of a grid experiment has (task codes come from ``transformations`` where present).
 COLUMNS = frozenset({"id", "input", "output"})
@@ -130,7 +130,7 @@ def _tensor(array: np.ndarray | None, device, dtype) -> torch.Tensor | None:
 def load_experiment(data, config: str, *, visual_tokens: bool, objects: bool = False, task_codes: str = "auto",
                     device: str | torch.device = "cpu", train_limit: int | None = None,
                     eval_limit: int | None = None) -> Experiment:
-    """Load every split of COGITAO experiment ``config`` of ``data`` (build folder or Hub repo id) onto ``device``.
+    """Load every split of grid experiment ``config`` of ``data`` (build folder or Hub repo id) onto ``device``.
 
     ``visual_tokens``: 15-class canvases instead of 11-class padding; ``objects``: Grid-TF's object
     indices of the input canvases; ``task_codes``: ``auto`` (depth-4 codes for composition

@@ -4,11 +4,11 @@ Schedules (decision 2; spec A.6 for MLC), as a factor of the base learning rate 
 
 * ``warmup_cosine``: linear warm-up over the first 200 steps, then cosine to 0 over the rest.
 * ``mlc``: linear warm-up from 1e-4 over the first 10 % of steps, times a linear decay per epoch
-  from 1 to 0.05 (Compositional-ARC's code: lr 0.01 ends at 5e-4).
+  from 1 to 0.05 (the MLC paper's code: lr 0.01 ends at 5e-4).
 
 Checkpoint rules (decision 1), each picking one epoch of a run's history; every run keeps all three:
 
-* ``ood_loss``: the lowest out-of-domain validation loss (the COGITAO paper's rule, the default);
+* ``ood_loss``: the lowest out-of-domain validation loss (the grid paper's rule, the default);
 * ``id_val``: the best in-domain validation epoch (highest grid accuracy; ties go to the lower
   loss, then the earlier epoch);
 * ``final``: the last epoch.

@@ -62,13 +62,13 @@ class ModelCard:
 
 
 def _grids():
-    from cogen_baselines.cogitao import GridWorkload
+    from cogen_baselines.grids import GridWorkload
 
     return GridWorkload
 
 
 def _episodes():
-    from cogen_baselines.carc import MLCWorkload
+    from cogen_baselines.episodes import MLCWorkload
 
     return MLCWorkload
 
@@ -136,7 +136,7 @@ _CARDS = (
               "loss, std-0.02 init",
               _grids, _llada, {"paper": _LLADA_SFT, "small": {**_LLADA_SFT, **_SMALL_LLADA}},
               1_290_000, epochs=20, lr=2e-4, weight_decay=0.01, visual_tokens=True, beyond_paper=True),
-    ModelCard("mlc", "Compositional-ARC's MLC: encoder-decoder 3+3 layers, d 128, 2x2 patch tokens, copy task",
+    ModelCard("mlc", "MLC (the MLC paper): encoder-decoder 3+3 layers, d 128, 2x2 patch tokens, copy task",
               _episodes, _mlc,
               {"paper": {}, "small": {"dim": 64, "layers": (1, 1), "heads": 2, "hidden": 128}},
               5_700_000, batch_size=200, epochs=300, lr=0.01, weight_decay=0.01, betas=(0.9, 0.95), schedule="mlc",

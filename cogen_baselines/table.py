@@ -1,13 +1,13 @@
-"""Results tables of finished runs, in the COGITAO paper's Table 1 layout, with the paper's numbers beside them.
+"""Results tables of finished runs, in the grid paper's Table 1 layout, with the paper's numbers beside them.
 
 Rows are settings (C1 ... G5), column groups are models, each with ID, OOD and Δ = ID - OOD test
 grid accuracy (%, scored by ``cogen eval``). A cell is the mean ± SEM over seeds, where each
 seed's value is the mean over the experiments of that setting that were run (the paper's Table 1
 averages 5 experiments x 3 seeds). In parentheses: the paper's number, Table 1's when all five
 experiments of the setting were run, otherwise the mean of Tables 5-8 over the experiments that
-were (marked ``*``). Runs scored on one test split only (no OOD split: Compositional-ARC's MLC)
+were (marked ``*``). Runs scored on one test split only (no OOD split: MLC's episodes)
 get their own table: the metrics their paper reports (MLC: exact match, colour and shape accuracy
-beside Compositional-ARC's Table 1), else the run's headline metric. Which table a run goes to is
+beside the MLC paper's Table 1), else the run's headline metric. Which table a run goes to is
 a property of its results (an OOD test split or not), never of a family's name.
 """
 
@@ -26,7 +26,7 @@ from cogen_baselines.protocol import DEFAULT_RULE, RULE_NAMES, RULES
 
 __all__ = ["METRICS", "find_runs", "mean_sem", "results_table"]
 
-#: Numbers a COGITAO table can show: ``cogen eval``'s grid accuracy, or the in-loop padded one (the paper's).
+#: Numbers a grid table can show: ``cogen eval``'s grid accuracy, or the in-loop padded one (the paper's).
 METRICS = ("grid_accuracy", "padded_grid_accuracy")
 _SETTING = re.compile(r"^([A-Za-z]+\d*)-\d+$")
 _SETTING_ORDER = ("C1", "C2", "C3", "G1", "G2", "G3", "G4", "G5", "S")
@@ -169,7 +169,7 @@ def results_table(runs: list[dict], rule: str = DEFAULT_RULE, metric: str = "gri
     what = "`cogen eval` grid accuracy" if metric == "grid_accuracy" else "grid accuracy on the padded grids"
     if paired:
         out += [(f"Test {what} (%), mean ± SEM over seeds (each seed: the mean over the experiments run); "
-                 "in parentheses the COGITAO paper (Table 1; * = mean of its Tables 5-8 rows for the experiments "
+                 "in parentheses the grid paper (Table 1; * = mean of its Tables 5-8 rows for the experiments "
                  f"run). Checkpoint rule: {RULE_NAMES[rule]}."), ""]
         out += _id_ood_table(paired, rule, metric)
     single = defaultdict(list)
@@ -179,7 +179,7 @@ def results_table(runs: list[dict], rule: str = DEFAULT_RULE, metric: str = "gri
     for columns, group in single.items():
         out += ([""] if out else []) + [
             "Test set (%) of configs without an out-of-domain split, mean ± SEM over seeds; in parentheses the "
-            "model's paper (MLC: Compositional-ARC's Table 1). "
+            "model's paper (MLC: the MLC paper's Table 1). "
             f"Checkpoint rule: {RULE_NAMES[rule if rule != 'ood_loss' else 'id_val']}"
             + (" (these configs have no OOD validation split)." if rule == "ood_loss" else "."), ""]
         out += _single_split_table(group, rule, columns)

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 from baselines_helpers import one_thread  # noqa: F401  (autouse fixture)
 
-from cogen_baselines.cogitao import GridWorkload
+from cogen_baselines.grids import GridWorkload
 from cogen_baselines.models.base import GridBatch, GridShape, count_parameters
 from cogen_baselines.registry import MODELS, paper_input, resolve_model
 

@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 
 from baselines_helpers import CARC_CONFIG, built, compgen_build, envgen_build, one_thread  # noqa: F401  (fixtures)
 
-from cogen_baselines.cogitao import GridWorkload
 from cogen_baselines.evaluate import scan
+from cogen_baselines.grids import GridWorkload
 from cogen_baselines.protocol import lr_factor, select_epochs
 from cogen_baselines.registry import resolve_model
 from cogen_baselines.train import Protocol, fit

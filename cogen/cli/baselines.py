@@ -15,7 +15,7 @@ from cogen.cli import _console
 
 __all__ = ["register"]
 
-app = typer.Typer(help="Train the COGITAO / Compositional-ARC model baselines and tabulate them beside the papers.",
+app = typer.Typer(help="Train the papers' model baselines (ResNet, transformers, LLaDA, MLC) and tabulate them beside the papers.",
                   no_args_is_help=True)
 
 _DATA = "A `cogen build` folder, or a Hub dataset repo id (owner/name)."
@@ -106,7 +106,7 @@ def train(
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
     compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None,
-    stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config's endless stream, never a stored validation or test pair. COGITAO models only.")] = None,
+    stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config's endless stream, never a stored validation or test pair. Grid models only.")] = None,
     progress: ShowProgress = True,
 ) -> None:
     """Train one model on one experiment with the paper's protocol; predict and score the test splits."""

@@ -1,4 +1,4 @@
-"""LLaDA (COGITAO paper App. H; decision 4): a masked-diffusion transformer trained from scratch.
+"""LLaDA (the grid paper, App. H; decision 4): a masked-diffusion transformer trained from scratch.
 
 Sequence: ``[task code] + input grid + target grid`` (flattened). The task code has its own
 embedding table; the cells share one table of the grid's classes plus ``MASK``: 11 + 1 = 12

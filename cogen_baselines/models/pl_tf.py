@@ -1,4 +1,4 @@
-"""PL-TF (COGITAO paper App. H): one weight-shared transformer block looped under PonderNet halting.
+"""PL-TF (the grid paper, App. H): one weight-shared transformer block looped under PonderNet halting.
 
 Step rule: ``h_t = block(x + h_{t-1})`` with ``h_0 = 0``, so the embedded input is re-injected at
 every step. After each step a 2-layer halting MLP reads the mean-pooled state and gives

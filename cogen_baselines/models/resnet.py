@@ -1,4 +1,4 @@
-"""ResNet (COGITAO paper App. H): a stride-1 residual conv stack classifying every cell.
+"""ResNet (the grid paper, App. H): a stride-1 residual conv stack classifying every cell.
 
 ``resnet`` reproduces the paper (spec A.2 and A.3-6): the task code is embedded and appended as
 extra tokens *after* the conv encoder, where only the per-token MLP head sees it, so no cell's

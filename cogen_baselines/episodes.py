@@ -1,8 +1,8 @@
-"""Episodes of study pairs and queries (Compositional-ARC's rows) as a training workload for the MLC model.
+"""Episodes of study pairs and queries (rows of ``study_*`` and ``query_*`` grids) as a training workload for MLC.
 
 The grids of every episode are read through :mod:`cogen.io` and held on the device; a batch of
-episodes becomes :mod:`cogen.carc.mlc`'s token layout on the device, vectorised over episodes
-and queries (:func:`episode_tokens`; the tests check it against :func:`cogen.carc.mlc.mlc_arrays`).
+episodes becomes MLC's token layout (:mod:`cogen_baselines.models.mlc`) on the device, vectorised
+over episodes and queries (:func:`episode_tokens`; the tests check it against cogen's MLC export).
 Training adds the copy task (every study pair is also a query) and the target noise (each
 real query's output cell is redrawn uniformly from 0-9 with probability 0.001). Validation and
 predictions use the real queries only; predictions carry ``cogen eval``'s query ids.
@@ -18,14 +18,14 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from cogen.carc.mlc import EOS, IO_SEP, PATCH_OFFSET, SOS, SUP_SEP, VOCAB_SIZE, encoder_length
 from cogen.errors import DataError
 from cogen_baselines.amp import autocast
 from cogen_baselines.errors import BaselineError
 from cogen_baselines.evaluate import write_records
+from cogen_baselines.models.mlc import EOS, IO_SEP, PATCH_OFFSET, SOS, SUP_SEP, VOCAB_SIZE, encoder_length
 from cogen_baselines.workload import check_fits, check_stream
 
-__all__ = ["EpisodeSplit", "MLCBatch", "MLCWorkload", "default_epochs", "episode_tokens"]
+__all__ = ["EpisodeSplit", "MLCBatch", "MLCWorkload", "default_epochs", "episode_tokens", "grids_of"]
 
 _GRIDS = ("study_inputs", "study_outputs", "query_inputs", "query_outputs")
 _PATCH_WEIGHTS = (1000, 100, 10, 1)
@@ -46,18 +46,25 @@ class MLCBatch(NamedTuple):
 
 
 def _patches(grids: torch.Tensor) -> torch.Tensor:
-    """Patch tokens ``(..., 25)`` of 10x10 grids ``(..., 10, 10)`` (the layout of :func:`cogen.carc.mlc.encode_grids`)."""
+    """Patch tokens ``(..., 25)`` of 10x10 grids ``(..., 10, 10)`` (:mod:`cogen_baselines.models.mlc`'s layout)."""
     lead = grids.shape[:-2]
     patches = grids.long().reshape(*lead, 5, 2, 5, 2).transpose(-3, -2).reshape(*lead, 25, 4)
     weights = torch.tensor(_PATCH_WEIGHTS, device=grids.device)
     return PATCH_OFFSET + (patches * weights).sum(dim=-1)
 
 
+def grids_of(tokens: np.ndarray) -> np.ndarray:
+    """10x10 grids ``(..., 10, 10)`` int8 of patch tokens ``(..., 25)`` (the inverse of :func:`_patches`)."""
+    lead = tokens.shape[:-1]
+    digits = (tokens[..., None].astype(np.int64) - PATCH_OFFSET) // np.array(_PATCH_WEIGHTS) % 10
+    return digits.reshape(*lead, 5, 5, 2, 2).swapaxes(-3, -2).reshape(*lead, 10, 10).astype(np.int8)
+
+
 def episode_tokens(study_in, study_out, query_in, query_out, copy_task: bool = True) -> MLCBatch:
     """MLC token sequences of ``E`` episodes of ``K`` study pairs and ``Q`` queries (grids ``(E, K|Q, 10, 10)``).
 
     Query ``j`` of episode ``e`` is row ``e * Q' + j`` (``Q' = K + Q`` with the copy task, whose
-    study pairs come first), as :func:`cogen.carc.mlc.mlc_arrays` stacks them.
+    study pairs come first), as cogen's MLC export stacks them.
     """
     s_in, s_out, q_in, q_out = (_patches(g) for g in (study_in, study_out, query_in, query_out))
     episodes, study = s_in.shape[:2]
@@ -121,7 +128,7 @@ def _read(data, config: str, split: str, limit: int | None, device) -> EpisodeSp
 
 
 class MLCWorkload:
-    """Train and evaluate the MLC model on one config of episodes (Compositional-ARC)."""
+    """Train and evaluate the MLC model on one config of episodes."""
 
     COLUMNS = frozenset({"id", *_GRIDS})
     STREAMS = False
@@ -204,14 +211,13 @@ class MLCWorkload:
 
     def predict(self, model, split: str, path: Path) -> dict[str, float]:
         """Write the greedy predictions of every query of ``split`` under ``cogen eval``'s query ids."""
-        from cogen.carc.mlc import decode_grids
         from cogen.eval import expected_ids
         from cogen.folder import read_split
 
         data = self.splits[split]
         loss, accuracy, tokens = self._scan(model, data, keep=True)
         valid = ((tokens >= PATCH_OFFSET) & (tokens < VOCAB_SIZE)).all(axis=1)
-        grids = decode_grids(np.where(valid[:, None], tokens, PATCH_OFFSET))
+        grids = grids_of(np.where(valid[:, None], tokens, PATCH_OFFSET))
         ids = expected_ids(read_split(*self.source, split))[: len(grids)]   # cogen eval's ids, row-major
         write_records(path, ((name, grid if ok else None) for name, grid, ok in zip(ids, grids, valid, strict=True)))
         return {"loss": loss, "padded_grid_accuracy": accuracy}

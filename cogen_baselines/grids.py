@@ -1,8 +1,8 @@
-"""Grid experiments (COGITAO's rows: ``input`` and ``output`` grids) as a training workload.
+"""Grid experiments (rows of ``input`` and ``output`` grids) as a training workload.
 
 The training loop (:mod:`cogen_baselines.train`) asks a workload for a batch of training rows, for
 the per-epoch validation numbers and for the predictions of each test split; this module answers
-for the grid models of the COGITAO paper (see :class:`cogen_baselines.workload.Workload`).
+for the models of the grid paper (see :class:`cogen_baselines.workload.Workload`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ VALIDATION_KEYS = {"validation": "val", "validation_ood": "val_ood"}
 
 
 class GridWorkload:
-    """Train and evaluate a grid model on one COGITAO experiment held on the device."""
+    """Train and evaluate a grid model on one grid experiment held on the device."""
 
     COLUMNS = COLUMNS
     STREAMS = True
