@@ -178,7 +178,8 @@ def fit(model, workload, protocol: Protocol, device: torch.device,
                 if (update + 1) % log_every == 0 or update == updates - 1:
                     info["loss"] = float(running) / ((update + 1) * protocol.accumulate)
                 progress((epoch - 1) * updates + update + 1, total, info)
-        record = {"epoch": epoch, "steps": epoch * updates, "lr": float(trainer.optimizer.param_groups[0]["lr"]),
+        lr = float(trainer.optimizer.param_groups[0]["lr"])   # the last update's (a float32 on the device)
+        record = {"epoch": epoch, "steps": epoch * updates, "lr": float(f"{lr:.7g}"),
                   "train_loss": float(running) / (updates * protocol.accumulate)}
         if epoch % protocol.validate_every == 0 or epoch == protocol.epochs:
             record.update(workload.validate(model))
