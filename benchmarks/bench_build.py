@@ -112,11 +112,12 @@ def grid_encoding_cpu(files: list[Path], cdc: bool = True, only: tuple[str, ...]
 
 def run_case(case: str, n: int) -> dict:
     from cogen.pipeline import build, stages
+    from cogen.pipeline.parquet import POLARS_MIN_ROWS
 
     with tempfile.TemporaryDirectory() as folder:
         spec = Path(folder) / "spec.yaml"
-        spec.write_text(case_spec(case, 200))
-        build(spec, Path(folder) / "warm", workers=1)  # compile / load the Numba cache once
+        spec.write_text(case_spec(case, POLARS_MIN_ROWS + 200))
+        build(spec, Path(folder) / "warm", workers=1)  # load the kernels and the shard writer once
         spec.write_text(case_spec(case, n))
         raw = raw_rate(spec, n)
         stages.reset()
