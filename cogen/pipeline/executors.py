@@ -280,7 +280,7 @@ def worker_versions() -> dict[str, str]:
 def check_worker_versions(client) -> None:
     """Refuse (:class:`BuildError`) a Dask cluster whose workers run other versions than the driver.
 
-    The bytes of a shard depend on cogen, numpy, numba and pyarrow, so a mixed cluster would
+    The bytes of a shard depend on cogen, numpy, numba, pyarrow and polars, so a mixed cluster would
     write a dataset that no single environment reproduces. Runs before any shard is submitted.
     """
     from cogen.folder import environment_versions
