@@ -8,11 +8,11 @@ split, index, retry), so the files must be the bytes of a build that generates e
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from folder_digests import digests
 
 from cogen.families.cogitao import build as cogitao_build
 from cogen.pipeline import build
@@ -29,11 +29,6 @@ experiments:
   K-1:
     in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal]]}
 """
-
-
-def digests(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.glob("data/**/*.parquet"))}
 
 
 @pytest.fixture

@@ -180,13 +180,9 @@ def test_a_killed_worker_ends_the_build_with_one_line_and_the_rerun_gives_the_sa
     """The out-of-memory killer's way: SIGKILL to one worker of a running build. The build ends at
     once with one line (the worker, the shard, the likely cause), exit 1, no worker left, the
     finished shards kept; the same command then finishes the build, byte for byte a clean build."""
-    import hashlib
+    from folder_digests import digests
 
     from cogen.pipeline import build
-
-    def digests(folder: Path) -> dict[str, str]:
-        return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(folder.glob("data/**/*.parquet"))}
 
     out = tmp_path / "out"
     driver = start_build(out)

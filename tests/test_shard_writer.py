@@ -9,7 +9,6 @@ do not depend on worker count, polars threads, how workers start, or a resume.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -20,6 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from folder_digests import digests
 
 from cogen.folder import arrow_schema
 from cogen.pipeline import build
@@ -38,11 +38,6 @@ experiments:
   W-1:
     in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal, rot90]]}
 """
-
-
-def digests(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.glob("data/**/*.parquet"))}
 
 
 @pytest.fixture(scope="module")
