@@ -237,3 +237,28 @@ def test_the_cli_passes_parquet_cdc(monkeypatch, tmp_path):
     for flags, expected in (([], False), (["--parquet-cdc"], True)):
         CliRunner().invoke(app, ["build", "--config", "c1", "--out", str(tmp_path / "x"), "--no-progress", *flags])
         assert seen.pop("parquet_cdc") is expected
+
+
+def test_a_full_disk_under_polars_is_the_usual_one_line_error(wide, tmp_path, monkeypatch):
+    """polars reports a failed write as its own ComputeError; the writer raises the OSError, so the
+    build says what it says for pyarrow's shards (the file, the disk is full)."""
+    import builtins
+    import errno
+
+    from cogen.errors import BuildError
+
+    class FullDisk(io.RawIOBase):
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def full_disk_open(path, mode="r", *args, **kwargs):
+        return FullDisk() if mode == "wb" and str(path).endswith(".tmp") else builtins.open(path, mode, *args, **kwargs)
+
+    spec, _ = wide
+    monkeypatch.setattr(parquet_module, "open", full_disk_open, raising=False)
+    with pytest.raises(BuildError, match=r"cannot write .*data/W-1/train-00000-of-00001\.parquet: the disk is full"):
+        build(spec, tmp_path / "out")
+    assert not list((tmp_path / "out" / "data").glob("**/*.tmp"))

@@ -115,14 +115,11 @@ def write_parquet(where, schema, tables: Iterator, stamp: dict, stats: dict | No
     first = next(tables, None)
     if first is None or encoder(first.num_rows, cdc) == "pyarrow":
         return _write_pyarrow(where, schema, [] if first is None else itertools.chain([first], tables), stats, cdc)
-    data, rows = _encode_polars(schema, itertools.chain([first], tables), stats,
-                                min(first.num_rows, row_group_rows(first)))
-    with stage("file i/o"):
-        if isinstance(where, (str, Path)):
-            Path(where).write_bytes(data)
-        else:
-            where.write(data)
-    return rows
+    tables, group_rows = itertools.chain([first], tables), min(first.num_rows, row_group_rows(first))
+    if not isinstance(where, (str, Path)):
+        return _write_polars(where, schema, tables, stats, group_rows)
+    with open(where, "wb") as target:  # Python's file: a full disk raises OSError, as with pyarrow
+        return _write_polars(target, schema, tables, stats, group_rows)
 
 
 def _write_pyarrow(where, schema, tables, stats: dict | None, cdc: bool) -> int:
@@ -141,8 +138,9 @@ def _write_pyarrow(where, schema, tables, stats: dict | None, cdc: bool) -> int:
     return rows
 
 
-def _encode_polars(schema, tables: Iterator, stats: dict | None, group_rows: int) -> tuple[bytes, int]:
-    """The file bytes of ``tables`` encoded by polars, streaming (one row group in memory at a time).
+def _write_polars(target, schema, tables: Iterator, stats: dict | None, group_rows: int) -> int:
+    """Write ``tables`` encoded by polars to the binary file ``target``, streaming (a few row groups
+    in memory at a time); returns the row count.
 
     polars would record its own Arrow types (``large_list``, ``string_view``) and no metadata of
     ours, so the footer gets the Arrow schema pyarrow writes for ``schema`` (``ARROW:schema``:
@@ -167,12 +165,37 @@ def _encode_polars(schema, tables: Iterator, stats: dict | None, group_rows: int
         metadata["cogen_stats"] = json.dumps(stats or {}, sort_keys=True)
         return dict(reversed(metadata.items()))  # polars writes them last first
 
-    sink = io.BytesIO()
+    output = _Output(target)
     with stage("parquet encoding"):
         source = register_io_source(frames, schema=_polars_schema(plain))
-        source.sink_parquet(sink, compression="zstd", compression_level=ZSTD_LEVEL, statistics=False,
-                            row_group_size=group_rows, metadata=footer)
-    return sink.getvalue(), rows
+        try:
+            source.sink_parquet(output, compression="zstd", compression_level=ZSTD_LEVEL, statistics=False,
+                                row_group_size=group_rows, metadata=footer)
+        except Exception:
+            if output.error is not None:  # polars reports a failed write as its own error: raise the OSError
+                raise output.error from None
+            raise
+    return rows
+
+
+class _Output(io.RawIOBase):
+    """A binary file handed to polars that keeps the :class:`OSError` a write raised (a full disk),
+    which polars would report as a ``ComputeError``."""
+
+    def __init__(self, target):
+        super().__init__()
+        self.target, self.error = target, None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        try:
+            self.target.write(data)
+        except OSError as error:
+            self.error = error
+            raise
+        return len(data)
 
 
 def _polars_schema(schema):
