@@ -16,6 +16,7 @@ branch on a family's name:
 ``evaluator``      a module satisfying :class:`Evaluator`: the family's part of ``cogen eval``
 ``prompts``        ``prompts(data, split, **options) -> Iterator[Prompt]`` for in-context LLM runs
 ``shift_text``     ``shift_text(manifest) -> str``: what changes out of domain, for the card
+``viewer``         a module satisfying :class:`cogen.view.drawing.Viewer`: its rows drawn by ``cogen view``
 =================  ====================================================================
 
 Callables are named ``"module:attribute"`` (or a module alone) and resolved on first use by
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_FAMILY", "FAMILIES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family"]
 
 #: Roles a family record names, each resolved by :meth:`Family.load`.
-ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "shift_text")
+ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "shift_text", "viewer")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
 
@@ -140,6 +141,7 @@ class Family:
     evaluator: str
     prompts: str
     shift_text: str
+    viewer: str
     column_notes: Mapping[str, str] = field(default_factory=dict)
 
     def load(self, role: str) -> Any:
@@ -181,6 +183,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.cogitao.evaluate",
         prompts="cogen.families.cogitao.prompts:cogitao_split_prompts",
         shift_text="cogen.families.cogitao.card:cogitao_shift",
+        viewer="cogen.families.cogitao.view",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "input": "input grid, true height x width, colours 0-9 (0 = background)",
@@ -213,6 +216,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.carc.evaluate",
         prompts="cogen.families.carc.prompts:carc_split_prompts",
         shift_text="cogen.families.carc.card:carc_shift",
+        viewer="cogen.families.carc.view",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "episode": "index of the episode in the generated pool",
@@ -246,6 +250,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.programs.evaluate",
         prompts="cogen.families.programs.prompts:split_prompts",
         shift_text="cogen.families.programs.card:programs_shift",
+        viewer="cogen.families.programs.view",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "
