@@ -30,15 +30,15 @@ class SplitRows:
             raise DataError(f"config {manifest.get('config')} has no split {split!r} (it has {', '.join(splits)})")
         info = splits[split]
         self.source, self.split, self.files = source, split, list(info["files"])
+        self._handles: dict[int, object] = {}
+        self._groups: dict[int, np.ndarray] = {}
+        self._cache: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
         records = info.get("shards", {})
         counts = [records.get(name, {}).get("rows") for name in self.files]
         if any(count is None for count in counts):  # a legacy manifest: read every footer
             counts = [self._parquet(k).metadata.num_rows for k in range(len(self.files))]
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self._handles: dict[int, object] = {}
-        self._groups: dict[int, np.ndarray] = {}
-        self._cache: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return int(self.starts[-1])

@@ -209,6 +209,8 @@ async function loadSplit() {
   state.facets = {};
   state.wrong = false;
   state.error = "";
+  state.focus = null;
+  $("jump").value = "";
   $("wrong").checked = false;
   $("facets").replaceChildren();
   drawOverview(null);
@@ -222,6 +224,7 @@ async function loadSplit() {
   }
   await first;
   document.body.dataset.ready = `${state.config}/${state.split}`;
+  document.body.dataset.settled = String(Number(document.body.dataset.settled || 0) + 1);
 }
 
 function wire() {
