@@ -80,8 +80,12 @@ def _synthetic(tmp_path: Path, legacy: bool = False) -> tuple[Path, list[dict]]:
     return folder, rows
 
 
-@pytest.mark.parametrize("legacy", [False, True])
-def test_rows_read_by_row_group_equal_the_whole_table(tmp_path, legacy):
+@pytest.mark.parametrize("legacy, batch", [(False, 64), (True, 64), (False, 2), (False, 1)])
+def test_rows_read_by_row_group_equal_the_whole_table(tmp_path, monkeypatch, legacy, batch):
+    import cogen.view.split
+
+    monkeypatch.setattr(cogen.view.split, "BATCH", batch)
+    monkeypatch.setattr(cogen.view.split, "CACHED_BATCHES", 3)
     folder, rows = _synthetic(tmp_path, legacy)
     split = SplitRows(FolderSource(folder), json.loads((folder / "manifests" / "S.json").read_text()), "train")
     assert len(split) == len(rows) == 20
@@ -95,7 +99,9 @@ def test_a_page_reads_only_the_row_groups_it_shows(tmp_path):
     folder, _ = _synthetic(tmp_path)
     split = SplitRows(FolderSource(folder), json.loads((folder / "manifests" / "S.json").read_text()), "train")
     split.rows([0, 1, 2], ["id"])
-    assert list(split._handles) == [0] and [key[:2] for key in split._cache] == [(0, 0)]
+    assert list(split._handles) == [0] and [key[:3] for key in split._cache] == [(0, 0, 0)]
+    whole = [row for batch in split.batches(["id", "n", "absent"]) for row in batch.to_pylist()]
+    assert whole == [{"id": f"S-train-{k}", "n": k} for k in range(20)]
 
 
 # --- filters ----------------------------------------------------------------------------------

@@ -73,8 +73,16 @@ class _Split:
     def index(self) -> FacetIndex:
         with self.lock:
             if self._index is None:
-                table = self.rows.columns(["id", *self.viewer.FACET_COLUMNS])
-                self._index = FacetIndex(table.column("id").to_pylist(), self.viewer.facets(table),
+                import pyarrow as pa
+
+                ids, facets = [], {name: [] for name in self.viewer.FACETS}
+                for batch in self.rows.batches(["id", *self.viewer.FACET_COLUMNS]):
+                    table = pa.Table.from_batches([batch])
+                    ids.append(table.column("id").combine_chunks())
+                    for name, values in self.viewer.facets(table).items():
+                        facets[name] += values.chunks if isinstance(values, pa.ChunkedArray) else [pa.array(values)]
+                self._index = FacetIndex(pa.chunked_array(ids, pa.string()),
+                                         {name: pa.chunked_array(parts) for name, parts in facets.items() if parts},
                                          self.viewer.FACETS)
             return self._index
 
@@ -199,7 +207,7 @@ class ViewApp:
 
     @staticmethod
     def _offset_of(part: _Split, positions, row_id: str, limit: int) -> int:
-        position = part.index().position.get(row_id)
+        position = part.index().position(row_id)
         if position is None:
             raise DataError(f"{part.config} / {part.split} has no row {row_id!r}")
         if positions is not None:

@@ -89,8 +89,9 @@ class Viewer(Protocol):
     """A family's part of ``cogen view``, implemented by a module ``cogen/families/<name>/view.py``.
 
     ``COLUMNS`` are the columns :func:`draw` reads; ``FACETS`` maps each filter's name to its
-    label, and :func:`facets` gives every row's values of each (from the ``FACET_COLUMNS`` of the
-    whole split: keep them small); ``SUMMARY_FACET`` names the facet the accuracy bar groups by.
+    label, and :func:`facets` gives every row's values of each as an Arrow array of strings or of
+    lists of strings (from a table of the ``FACET_COLUMNS``, one batch of the split at a time);
+    ``SUMMARY_FACET`` names the facet the accuracy bar groups by.
     """
 
     COLUMNS: tuple[str, ...]
@@ -98,7 +99,7 @@ class Viewer(Protocol):
     FACETS: Mapping[str, str]
     SUMMARY_FACET: str | None
 
-    def facets(self, table: Any) -> dict[str, list]: ...
+    def facets(self, table: Any) -> dict[str, Any]: ...
 
     def draw(self, row: dict, manifest: dict, detail: Any = None) -> dict: ...
 

@@ -1,15 +1,17 @@
 """One split's rows, read a row group at a time: a page never loads the whole split.
 
 A manifest lists the split's shards with their row counts, so a row position is mapped to its
-file without opening it; the file's footer then maps it to a row group, which is decoded (only
-the columns asked for) and kept in a small least-recently-used cache. Whole-split reads are
-limited to the few small columns the filters need (:meth:`SplitRows.columns`).
+file without opening it; the file's footer then maps it to a row group, which is decoded from
+its start in batches of :data:`BATCH` rows (only the columns asked for) just as far as the row,
+each batch kept in a least-recently-used cache. The filters scan the whole split's few columns
+they need batch by batch (:meth:`SplitRows.batches`), so memory stays that of one batch.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -17,8 +19,12 @@ from cogen.errors import DataError
 
 __all__ = ["SplitRows"]
 
-#: Decoded row groups kept per split (a page rarely spans more than two).
-CACHED_GROUPS = 6
+#: Rows decoded at a time when a page is read: a page's rows cost a few batches, not a whole row group.
+BATCH = 64
+#: Decoded batches kept per split (sequential paging decodes each batch once).
+CACHED_BATCHES = 256
+#: Rows decoded at a time when the filters scan the whole split.
+SCAN_BATCH = 4096
 
 
 class SplitRows:
@@ -62,22 +68,34 @@ class SplitRows:
             self._groups[k] = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return self._groups[k]
 
-    def _group(self, k: int, g: int, columns: tuple[str, ...]):
-        key = (k, g, columns)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
-        table = self._parquet(k).read_row_group(g, columns=list(columns))
-        self._cache[key] = table
-        while len(self._cache) > CACHED_GROUPS:
+    def _batch(self, k: int, g: int, b: int, columns: tuple[str, ...]):
+        """Batch ``b`` (of :data:`BATCH` rows) of row group ``g`` of file ``k``: the row group is decoded
+        from its start only as far as needed, one batch at a time, each batch kept in the cache."""
+        key = (k, g, b, columns)
+        if key not in self._cache:
+            batches = self._parquet(k).iter_batches(batch_size=BATCH, row_groups=[g], columns=list(columns),
+                                                    use_threads=False)
+            for number, batch in enumerate(batches):
+                self._remember((k, g, number, columns), batch)
+                if number == b:
+                    break
+        self._cache.move_to_end(key)
+        return self._cache[key]
+
+    def _remember(self, key: tuple, batch) -> None:
+        self._cache[key] = batch
+        self._cache.move_to_end(key)
+        while len(self._cache) > CACHED_BATCHES:
             self._cache.popitem(last=False)
-        return table
+
+    def _present(self, columns) -> tuple[str, ...]:
+        present = self._parquet(0).schema_arrow.names if self.files else []
+        return tuple(name for name in columns if name in present)
 
     def rows(self, positions, columns: list[str]) -> list[dict]:
         """The rows at ``positions`` (split row numbers), as dicts of the ``columns`` the split has."""
         with self._lock:
-            present = self._parquet(0).schema_arrow.names if self.files else []
-            wanted = tuple(name for name in columns if name in present)
+            wanted = self._present(columns)
             out = []
             for position in np.asarray(positions, np.int64):
                 if not 0 <= position < len(self):
@@ -86,18 +104,14 @@ class SplitRows:
                 local = int(position - self.starts[k])
                 groups = self._group_starts(k)
                 g = int(np.searchsorted(groups, local, side="right") - 1)
-                table = self._group(k, g, wanted)
-                out.append(table.slice(local - int(groups[g]), 1).to_pylist()[0])
+                b, row = divmod(local - int(groups[g]), BATCH)
+                out.append(self._batch(k, g, b, wanted).slice(row, 1).to_pylist()[0])
             return out
 
-    def columns(self, names: list[str]):
-        """Whole-split Arrow table of ``names`` (those the split has): small columns only, for filters."""
-        import pyarrow as pa
-
+    def batches(self, names: list[str]) -> Iterator:
+        """The whole split's ``names`` columns (those it has), batch by batch: memory stays that of one batch."""
         with self._lock:
-            present = self._parquet(0).schema_arrow.names if self.files else []
-            wanted = [name for name in names if name in present]
-            tables = [self._parquet(k).read(columns=wanted) for k in range(len(self.files))]
-        if not tables:
-            return pa.table({name: pa.array([], pa.string()) for name in wanted})
-        return pa.concat_tables(tables).replace_schema_metadata(None)
+            wanted = list(self._present(names))
+            handles = [self._parquet(k) for k in range(len(self.files))]
+        for handle in handles:
+            yield from handle.iter_batches(batch_size=SCAN_BATCH, columns=wanted, use_threads=False)

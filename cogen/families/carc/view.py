@@ -24,9 +24,9 @@ FACETS = {"triplet": "triplet", "transformation": "transformation"}
 SUMMARY_FACET = "triplet"
 
 
-def facets(table) -> dict[str, list]:
-    """Each episode's triplet and its transformation types."""
-    return {"triplet": table.column("triplet").to_pylist(), "transformation": table.column("transformations").to_pylist()}
+def facets(table) -> dict[str, object]:
+    """Each episode's triplet and its transformation types, as Arrow arrays."""
+    return {"triplet": table.column("triplet"), "transformation": table.column("transformations")}
 
 
 def _pairs(kind: str, inputs, outputs, roles) -> list[tuple[str, list[dict]]]:

@@ -26,18 +26,19 @@ def sequence_name(transformations) -> str:
     return " -> ".join(transformations) or "(identity)"
 
 
-def facets(table) -> dict[str, list]:
-    """Each row's sequence, transformations, object count and input grid size (``HxW``)."""
+def facets(table) -> dict[str, object]:
+    """Each row's sequence, transformations, object count and input grid size (``HxW``), as Arrow arrays."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    grids = table.column("input")
-    heights = pc.list_value_length(grids).to_numpy(zero_copy_only=False)
-    widths = pc.list_value_length(pc.list_element(grids, 0)).to_numpy(zero_copy_only=False)
-    sequences = table.column("transformations").to_pylist()
-    return {"sequence": [sequence_name(s) for s in sequences],
+    grids, sequences = table.column("input"), table.column("transformations")
+    joined = pc.binary_join(sequences, " -> ")
+    size = [pc.cast(pc.list_value_length(column), pa.string())
+            for column in (grids, pc.list_element(grids, 0))]
+    return {"sequence": pc.if_else(pc.equal(joined, ""), "(identity)", joined),
             "transformation": sequences,
-            "objects": [str(n) for n in table.column("n_objects").to_pylist()],
-            "grid": [f"{h}x{w}" for h, w in zip(heights.tolist(), widths.tolist(), strict=True)]}
+            "objects": pc.cast(table.column("n_objects"), pa.string()),
+            "grid": pc.binary_join_element_wise(size[0], size[1], "x")}
 
 
 def _frames(row: dict) -> list[dict]:
