@@ -110,7 +110,7 @@ def test_facet_masks_match_the_rows_that_hold_the_values():
     rng = np.random.default_rng(1)
     names = ["a", "b", "c"]
     one = [str(v) for v in rng.integers(0, 4, 200)]
-    many = [list(rng.choice(names, rng.integers(1, 3), replace=False)) for _ in range(200)]
+    many = [list(rng.choice(names, rng.integers(1, 4))) for _ in range(200)]  # repeats, as in rot90 -> rot90
     index = FacetIndex([f"r{k}" for k in range(200)], {"one": one, "many": many}, {"one": "one"})
     for value in set(one):
         assert np.array_equal(index.mask({"one": value}), np.array([v == value for v in one]))
@@ -119,7 +119,9 @@ def test_facet_masks_match_the_rows_that_hold_the_values():
     both = index.mask({"one": "2", "many": "a"})
     assert np.array_equal(both, np.array([o == "2" and "a" in m for o, m in zip(one, many, strict=True)]))
     assert not index.mask({"one": "nothing"}).any() and not index.mask({"unknown": "2"}).any()
-    assert {o["name"]: sum(n for _, n in o["values"]) for o in index.options()} == {"one": 200, "many": sum(map(len, many))}
+    counts = {o["name"]: dict(o["values"]) for o in index.options()}
+    assert counts["many"] == {value: sum(value in v for v in many) for value in names}, "a row counts once per value"
+    assert sum(counts["one"].values()) == 200
 
 
 # --- drawings -----------------------------------------------------------------------------------
@@ -234,6 +236,31 @@ def test_filters_keep_only_matching_rows_and_a_first_page_needs_no_index(tiny):
                                             and r["n_objects"] == 2}
     sizes = {f"{len(r['input'])}x{len(r['input'][0])}" for r in stored.values()}
     assert {o["name"]: {v for v, _ in o["values"]} for o in app.filters(CONFIG, "train")["facets"]}["grid"] == sizes
+
+
+def test_the_first_page_does_not_wait_for_the_predictions_to_be_scored(tiny, monkeypatch):
+    import threading
+
+    folder, predictions, _ = tiny
+    app = ViewApp(folder, predictions=predictions)
+    part = app.split_of(CONFIG, "test_ood")
+    release, score = threading.Event(), part.viewer.score
+
+    def slow_score(data, path):
+        release.wait(30)
+        return score(data, path)
+
+    monkeypatch.setattr(part, "viewer", type("Slow", (), {**{k: getattr(part.viewer, k) for k in
+                                                              ("COLUMNS", "FACET_COLUMNS", "FACETS", "SUMMARY_FACET",
+                                                               "facets", "draw")}, "score": staticmethod(slow_score)}))
+    app.start_scoring()
+    while not part._score_lock.locked():
+        time.sleep(0.01)
+    first = app.page(CONFIG, "test_ood")
+    assert first["scored"] is False and len(first["rows"]) == 12 and "verdict" not in first["rows"][0]
+    release.set()
+    assert app.filters(CONFIG, "test_ood")["predictions"]["wrong_rows"] == 20
+    assert app.page(CONFIG, "test_ood")["scored"] is True
 
 
 def test_a_jump_opens_the_page_holding_the_row(tiny):

@@ -31,6 +31,7 @@ def view(
 
     app = ViewApp(source, predictions=predictions, config=config, split=split)
     server = make_server(app, port)
+    app.start_scoring()
     _console.out.print(f"cogen view: {app.source.name} at {server.url} (Ctrl-C stops)", soft_wrap=True)
     if browser:
         import webbrowser

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cogen.errors import DataError
+from cogen.errors import CogenError, DataError
 from cogen.families import family
 from cogen.specs.splits import OOD_SPLITS, SPLITS
 from cogen.view.index import FacetIndex
@@ -67,8 +67,8 @@ class _Split:
         self.manifest = app.manifest(config)
         self.viewer = family(self.manifest.get("family")).load("viewer")
         self.rows = SplitRows(app.source, self.manifest, split)
-        self.lock = threading.Lock()
-        self._index = self._scored = None
+        self.lock, self._score_lock = threading.Lock(), threading.Lock()
+        self._index = self._scored = self._score_error = None
 
     def index(self) -> FacetIndex:
         with self.lock:
@@ -86,16 +86,33 @@ class _Split:
                                          self.viewer.FACETS)
             return self._index
 
-    def scored(self):
+    def scored(self, wait: bool = True):
+        """The scored predictions of this split (None when the predictions answer another split, or,
+        with ``wait=False``, while another thread is still scoring them)."""
         if (self.config, self.split) != self.app.predicted:
             return None
-        with self.lock:
+        if self._scored is None and not wait and self._score_lock.locked():
+            return None
+        with self._score_lock:
             if self._scored is None:
+                if self._score_error is not None:
+                    raise self._score_error
                 from cogen.folder import read_split
 
-                data = read_split(self.app.location, self.config, self.split)
-                self._scored = self.viewer.score(data, self.app.predictions)
+                try:
+                    data = read_split(self.app.location, self.config, self.split)
+                    self._scored = self.viewer.score(data, self.app.predictions)
+                except CogenError as error:
+                    self._score_error = error
+                    raise
             return self._scored
+
+    def score_quietly(self) -> None:
+        """:meth:`scored`, keeping a failure for the next request to report."""
+        try:
+            self.scored()
+        except CogenError:
+            pass
 
 
 class ViewApp:
@@ -110,6 +127,11 @@ class ViewApp:
         self.predictions = Path(predictions).expanduser() if predictions else None
         self.predicted = self._predicted(config, split) if self.predictions else None
         self.start = self.predicted or self._start(config, split)
+
+    def start_scoring(self) -> None:
+        """Score the predictions in a background thread, so that the first page need not wait for it."""
+        if self.predicted:
+            threading.Thread(target=self.split_of(*self.predicted).score_quietly, daemon=True).start()
 
     def manifest(self, config: str) -> dict:
         """The manifest of ``config`` (read once); a clear error for an unknown config."""
@@ -181,7 +203,7 @@ class ViewApp:
         """One page of drawn rows of the rows that pass the filters (``row_id``: the page holding that row)."""
         part = self.split_of(config, split)
         limit = max(1, min(int(limit), MAX_PAGE))
-        scored = part.scored()
+        scored = part.scored(wait=bool(wrong_only or error))
         positions = self._positions(part, chosen or {}, wrong_only, error, scored)
         total = len(part.rows) if positions is None else len(positions)
         if row_id is not None:
@@ -190,7 +212,8 @@ class ViewApp:
         shown = np.arange(offset, min(offset + limit, total)) if positions is None else positions[offset:offset + limit]
         records = part.rows.rows(shown, list(part.viewer.COLUMNS))
         drawn = [self._draw(part, scored, int(k), record) for k, record in zip(shown.tolist(), records, strict=True)]
-        return {"config": config, "split": split, "total": int(total), "offset": int(offset), "rows": drawn}
+        return {"config": config, "split": split, "total": int(total), "offset": int(offset), "rows": drawn,
+                "scored": scored is not None}
 
     @staticmethod
     def _positions(part: _Split, chosen: dict, wrong_only: bool, error: str | None, scored) -> np.ndarray | None:

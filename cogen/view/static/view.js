@@ -113,10 +113,14 @@ async function loadRows(extra) {
     const page = await api("rows", Object.assign(params(), extra || {}));
     state.offset = page.offset;
     state.total = page.total;
+    state.scored = page.scored;
     const main = $("rows");
     main.replaceChildren(...page.rows.map(drawRow));
     const last = Math.min(page.offset + page.rows.length, page.total);
-    $("status").textContent = page.total ? `rows ${page.offset + 1}-${last} of ${page.total}` : "no rows match";
+    const p = state.info.predictions;
+    const waiting = p && p.config === state.config && p.split === state.split && !page.scored;
+    $("status").textContent = (page.total ? `rows ${page.offset + 1}-${last} of ${page.total}` : "no rows match")
+      + (waiting ? " · scoring the predictions…" : "");
     document.body.dataset.loaded = String(Date.now());
   } catch (error) {
     say(error.message);
@@ -219,6 +223,8 @@ async function loadSplit() {
     state.filters = await api("filters", { config: state.config, split: state.split });
     drawFacets(state.filters);
     drawOverview(state.filters.predictions);
+    await first;
+    if (state.filters.predictions && !state.scored) await loadRows();  // scored after the first page showed
   } catch (error) {
     say(error.message);
   }
