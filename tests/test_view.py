@@ -382,3 +382,21 @@ def test_bad_input_is_one_line(tiny, args, message):
     result = subprocess.run([sys.executable, "-m", "cogen", "view", *[a.format(folder=folder) for a in args],
                              "--no-browser"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_hub_repo_is_viewed_like_its_folder(tiny, fake_hub):
+    from cogen.hub.publish import push
+
+    folder, predictions, written = tiny
+    push(folder, "org/view", token="hf_test")
+    app = ViewApp("org/view", predictions=predictions)
+    assert app.info()["configs"] == ViewApp(folder).info()["configs"] and app.predicted == (CONFIG, "test_ood")
+    stored = stored_rows(folder, CONFIG, "test_ood")
+    rows = _all_rows(app)
+    assert [row["id"] for row in rows] == list(stored)
+    assert all(row["panels"][0]["items"][0]["cells"] == stored[row["id"]]["input"] for row in rows)
+    assert {row["id"] for row in _all_rows(app, wrong_only=True)} == wrong_ids(folder, written)
+    with pytest.raises(DataError, match="cannot list"):
+        ViewApp("org/absent")
