@@ -291,21 +291,28 @@ def test_predictions_name_their_split_or_are_refused(tiny, tmp_path):
 
 # --- the other families ------------------------------------------------------------------------
 
-@pytest.mark.slow
-def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tmp_path):
+def _family_build(tmp_path: Path, name: str, config: str, predictions: Path, kind: str, **options):
+    """The tiny build of a family (tests/test_families.py), a baseline for ``config`` / test, and a ViewApp on both."""
     from test_families import TINY_SPECS
 
-    from cogen.eval import evaluate, write_baseline
+    from cogen.eval import write_baseline
     from cogen.folder import read_split
     from cogen.pipeline import build
 
-    spec = tmp_path / "carc.yaml"
-    spec.write_text(TINY_SPECS["carc"][0])
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text(TINY_SPECS[name][0])
     build(spec, tmp_path / "data", workers=1)
-    config = "fc-systematicity-1860"
     data = read_split(tmp_path / "data", config, "test")
-    write_baseline(tmp_path / "first.jsonl", data, "identity", queries="first")
-    app = ViewApp(tmp_path / "data", predictions=tmp_path / "first.jsonl")
+    write_baseline(predictions, data, kind, **options)
+    return data, ViewApp(tmp_path / "data", predictions=predictions)
+
+
+@pytest.mark.slow
+def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tmp_path):
+    from cogen.eval import evaluate
+
+    config = "fc-systematicity-1860"
+    data, app = _family_build(tmp_path, "carc", config, tmp_path / "first.jsonl", "identity", queries="first")
     metrics = evaluate(tmp_path / "data", config, "test", tmp_path / "first.jsonl", queries="first")
     scored = app.split_of(config, "test").scored()
     assert int(scored.expected.sum()) == metrics["n"] == data.table.num_rows
@@ -322,19 +329,8 @@ def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tmp_p
 
 @pytest.mark.slow
 def test_programs_show_the_16_pairs_the_cell_groups_and_scored_programs(tmp_path):
-    from test_families import TINY_SPECS
-
-    from cogen.eval import write_baseline
-    from cogen.folder import read_split
-    from cogen.pipeline import build
-
-    spec = tmp_path / "programs.yaml"
-    spec.write_text(TINY_SPECS["programs"][0])
-    build(spec, tmp_path / "data", workers=1)
     config = "fp-horizontal"
-    data = read_split(tmp_path / "data", config, "test")
-    write_baseline(tmp_path / "replies.jsonl", data, "target")
-    app = ViewApp(tmp_path / "data", predictions=tmp_path / "replies.jsonl")
+    data, app = _family_build(tmp_path, "programs", config, tmp_path / "replies.jsonl", "target")
     row = app.page(config, "test", limit=1)["rows"][0]
     stored = data.table.slice(0, 1).to_pylist()[0]
     pairs = row["panels"][0]["items"]
