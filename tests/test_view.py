@@ -283,8 +283,9 @@ def test_predictions_name_their_split_or_are_refused(tiny, tmp_path):
     other.write_text('{"id": "X-9-test-0", "prediction": [[1]]}\n')
     with pytest.raises(DataError, match="names no config and split"):
         ViewApp(folder, predictions=other)
-    with pytest.raises(DataError, match="no such"):
-        ViewApp(folder, predictions=tmp_path / "absent.jsonl")
+    for config, split in [(None, None), (CONFIG, "test")]:
+        with pytest.raises(DataError, match="no such"):
+            ViewApp(folder, predictions=tmp_path / "absent.jsonl", config=config, split=split)
     with pytest.raises(DataError, match="has no config"):
         ViewApp(folder, config="nope")
 

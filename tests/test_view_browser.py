@@ -204,6 +204,17 @@ def test_the_sequence_filter_shows_only_matching_rows(site):
         _choose(page, "#facet-sequence", "")
 
 
+def test_the_domain_filter_lists_only_its_splits(site):
+    page = site[0]
+    _reset(page)
+    splits = "[...document.querySelectorAll('#split option')].map((option) => option.value)"
+    assert page.evaluate(splits) == ["train", "validation", "test", "validation_ood", "test_ood"]
+    for domain, names in [("out-of-domain", ["validation_ood", "test_ood"]), ("in-domain", ["train", "validation", "test"])]:
+        _settled(page, lambda domain=domain: page.select_option("#domain", domain))
+        assert page.evaluate(splits) == names and page.input_value("#split") in names
+    _settled(page, lambda: page.select_option("#domain", ""))
+
+
 def test_a_jump_to_a_row_id_shows_it(site):
     page, _, _, _ = site
     _reset(page)

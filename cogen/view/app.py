@@ -49,8 +49,6 @@ def _first_id(path: Path) -> str | None:
 
 def predictions_target(path: Path, pairs: list[tuple[str, str]]) -> tuple[str, str]:
     """The (config, split) whose row ids (``<config>-<split>-<index>``) a predictions file's first id names."""
-    if not path.is_file() or path.suffix not in (".jsonl", ".parquet"):
-        raise DataError(f"{path}: no such .jsonl or .parquet predictions file")
     first = _first_id(path)
     matches = [(c, s) for c, s in pairs if first and re.match(rf"{re.escape(c)}-{re.escape(s)}-\d+(-|$)", first)]
     if not matches:
@@ -145,6 +143,8 @@ class ViewApp:
         return [(c, s) for c in self.source.configs() for s in self.manifest(c).get("splits", {})]
 
     def _predicted(self, config: str | None, split: str | None) -> tuple[str, str]:
+        if not self.predictions.is_file() or self.predictions.suffix not in (".jsonl", ".parquet"):
+            raise DataError(f"{self.predictions}: no such .jsonl or .parquet predictions file")
         if config and split:
             self.split_of(config, split)
             return config, split
