@@ -206,3 +206,22 @@ def test_a_family_without_a_stream_is_refused_by_name(toy, tmp_path):
     spec.write_text(TOY_SPEC)
     with pytest.raises(SpecError, match="Toy mirrors specs have no streams.*COGITAO samples"):
         SampleStream(spec)
+
+
+@pytest.mark.parametrize("command, path", [("eval", ["eval"]), ("prompts", ["prompts", "export"])])
+def test_each_family_option_shows_the_familys_own_help_after_its_title(command, path):
+    """The help of a family option on the command line is what the families' records say of it."""
+    import typer.main
+
+    from cogen.cli import app
+
+    click_command = typer.main.get_command(app)
+    for name in path:
+        click_command = click_command.commands[name]
+    helps = {param.name: param.help or "" for param in click_command.params}
+    field = "eval_help" if command == "eval" else "prompt_help"
+    described = {option for record in FAMILIES.values() for option in getattr(record, field)}
+    assert described and described <= set(helps)
+    for record in FAMILIES.values():
+        for option, text in getattr(record, field).items():
+            assert f"{record.title}: {text}" in helps[option], (option, helps[option])
