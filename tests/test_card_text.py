@@ -107,3 +107,15 @@ def test_a_caption_is_a_sequence_one_step_a_line_or_a_role():
     assert caption_lines("shape+color") == ("shape+color",) and caption_lines(None) == ()
     one, two = caption_strip(("rot90",)), caption_strip(("rot90", "> translate_up"))
     assert two.shape[0] > one.shape[0] and (two[: one.shape[0], : one.shape[1]] == one).all()
+
+
+def test_a_card_shows_the_differences_of_the_families_and_study_kinds_it_holds():
+    from cogen.card.differences import family_differences
+
+    every = family_differences()
+    assert {name for name, _ in every} == {"cogitao", "carc"}
+    compgen = family_differences({"cogitao": {"C"}})
+    assert compgen == [(name, d) for name, d in every if name == "cogitao" and (not d.studies or "C" in d.studies)]
+    envgen = family_differences({"cogitao": {"G"}})
+    assert len(envgen) > len(compgen) and all(name == "cogitao" for name, _ in envgen)
+    assert family_differences({"programs": {""}}) == []
