@@ -397,3 +397,26 @@ def test_a_hub_repo_is_viewed_like_its_folder(tiny, fake_hub):
     assert {row["id"] for row in _all_rows(app, wrong_only=True)} == wrong_ids(folder, written)
     with pytest.raises(DataError, match="cannot list"):
         ViewApp("org/absent")
+
+
+@pytest.mark.slow
+def test_a_family_made_in_tests_alone_is_viewed_through_its_record(tmp_path, monkeypatch):
+    from types import MappingProxyType
+
+    from toy_family import TOY
+
+    import cogen.families
+    from cogen.eval import baseline_records, write_predictions
+    from cogen.folder import read_split
+    from cogen.pipeline import build
+
+    monkeypatch.setattr(cogen.families, "FAMILIES", MappingProxyType({**cogen.families.FAMILIES, TOY.name: TOY}))
+    spec = tmp_path / "toy.yaml"
+    spec.write_text("setting: tm\nfamily: toy\nseed: 5\nside: 4\nrows: 6\n")
+    build(spec, tmp_path / "data", workers=1)
+    records = list(baseline_records(read_split(tmp_path / "data", "tm-mirror", "test"), "target"))
+    records[1] = (records[1][0], np.zeros((4, 4), int))
+    write_predictions(tmp_path / "p.jsonl", records)
+    app = ViewApp(tmp_path / "data", predictions=tmp_path / "p.jsonl")
+    assert [row["id"] for row in app.page("tm-mirror", "test", wrong_only=True)["rows"]] == [records[1][0]]
+    assert app.filters("tm-mirror", "test")["facets"][0]["values"] == [["4x4", len(records)]]

@@ -1,7 +1,7 @@
 """What the page draws, and what a family's viewer gives it: JSON-ready pieces and two records.
 
-A row is drawn as a dict (:func:`row_drawing`): its ``id``, a ``title`` (COGITAO: the
-transformation sequence), ``facts`` (name, value pairs) and ``panels``, each a titled strip of
+A row is drawn as a dict (:func:`row_drawing`): its ``id``, a ``title`` (what the row is
+about, such as its transformation sequence), ``facts`` (name, value pairs) and ``panels``, each a titled strip of
 *items*: a grid (:func:`grid_item`), an arrow with a label between grids (:func:`arrow_item`),
 or a line of text (:func:`text_item`). A prediction is a grid item with the truth's size and the
 cells where it differs from the truth marked (:func:`prediction_item`). The page puts every
@@ -66,8 +66,8 @@ def row_drawing(row_id: str, title: str, facts: list[tuple[str, Any]], panels: l
 class Scored:
     """A predictions file scored against one split, row by row, as ``cogen eval`` scores it.
 
-    ``expected`` and ``correct`` count each row's expected predictions and the right ones (a
-    COGITAO row expects one, a Compositional-ARC episode one per query); ``errors`` lists each
+    ``expected`` and ``correct`` count each row's expected predictions and the right ones (a row
+    of one sample expects one, an episode one per query); ``errors`` lists each
     row's error categories (empty for a right row); ``detail(row)`` is what the family's
     ``draw`` needs for that row; ``summary`` the headline lines of ``cogen eval``.
     """

@@ -1,7 +1,7 @@
 """Filters over a whole split: each facet value's rows, found once, then combined as masks.
 
-A *facet* is a named way to group rows (COGITAO: sequence, transformation, object count, grid
-size); a family's viewer gives every row's value of each as an Arrow array of strings, or of
+A *facet* is a named way to group rows (a transformation sequence, a transformation, an object
+count, a grid size); a family's viewer gives every row's value of each as an Arrow array of strings, or of
 lists of strings (a sequence holds several transformations). Values are dictionary-encoded in
 Arrow, so a 100,000-row split costs a few integer arrays, not Python objects per row. Choosing
 values of several facets keeps the rows that match them all.
