@@ -35,8 +35,8 @@ __all__ = ["PARQUET_FORMAT", "POLARS_MIN_ROWS", "ROW_GROUP_BYTES", "ROW_GROUP_RO
 
 #: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
 ROW_GROUP_ROWS = 10_000
-#: Uncompressed bytes per row group at most, as ``datasets`` writes (100 MB): big Compositional-ARC
-#: episodes get fewer rows per group.
+#: Uncompressed bytes per row group at most, as ``datasets`` writes (100 MB): big rows (whole
+#: episodes of grids) get fewer rows per group.
 ROW_GROUP_BYTES = 100 * 1000 * 1000
 #: A shard whose first row group holds at least this many rows is encoded by polars (unless the
 #: build asks for content-defined chunking); smaller ones by pyarrow (see the module docstring).

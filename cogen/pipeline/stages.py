@@ -4,10 +4,10 @@ The pipeline wraps each stage in :func:`stage`; the totals cover work done in th
 ``--workers 1`` that is the whole build). Stages may nest: time goes to the innermost one, so a
 writer that pulls row groups from a sampler while it encodes (the polars writer of
 :mod:`cogen.pipeline.parquet`) counts its sampling as sampling, not as encoding. Measuring costs
-two clock reads per row group. ``key pass`` is the first pass's sampling (for a COGITAO shard
-encoded then, the only one); ``sampling`` is the second pass's, for shards written again (for
-C-ARC, mostly reading the key pass's episodes back from the episode cache); ``file i/o`` includes
-writing that cache.
+two clock reads per row group.
+``key pass`` is the first pass's sampling (for a shard its family encodes then, the only one);
+``sampling`` is the second pass's, for shards written again (for a family that caches what the key
+pass generated, mostly reading it back); ``file i/o`` includes writing such a cache.
 """
 
 from __future__ import annotations
