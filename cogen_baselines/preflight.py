@@ -292,7 +292,7 @@ def render(report: dict) -> str:
     if report["reduced"]:
         lines.append(f"REDUCED (no GPU here): measured at micro-batch {report['measured_micro_batch']} "
                      f"(1/{REDUCTION} of {report['micro_batch']}); times are CPU seconds of this process "
-                     f"({report['threads']} torch threads), scaled linearly to the run's batch")
+                     f"(torch threads: {report['threads']}), scaled linearly to the run's batch")
     lines += _timing_lines(report) + _memory_lines(report)
     lines.append(f"host syncs per update: {report['host_syncs_per_update']}")
     gpu = report.get("gpu_estimate")
