@@ -152,7 +152,7 @@ def _verdict(memory: dict, effective: int, grad_accum: int, budget: float) -> di
     fitting = next((n for n in divisors if _estimate_bytes(memory, effective // n) <= allowed), None)
     estimate = _estimate_bytes(memory, effective // grad_accum)
     return {"estimate_bytes": estimate, "fits": estimate <= allowed, "smallest_fitting_grad_accum": fitting,
-            "budget_bytes": budget, "paper_micro_batch_bytes": None}
+            "budget_bytes": budget}
 
 
 def _validation_seconds(model, workload, device) -> float:
@@ -186,52 +186,70 @@ def _card_bytes(device: torch.device, memory_gb: float | None) -> tuple[float, s
     return DEFAULT_CARD_GB * _GIB, f"{DEFAULT_CARD_GB:g} GB (no GPU here: assumed)"
 
 
+def _measured(protocol, device: torch.device):
+    """What is timed: the run's own updates on CUDA; on a CPU single micro-batches of 1/REDUCTION the size."""
+    if device.type == "cuda":
+        return protocol
+    return replace(protocol, batch_size=max(1, protocol.micro_batch // REDUCTION), accumulate=1)
+
+
+def _timing(trainer: Trainer, workload, protocol, device: torch.device, steps: int) -> dict:
+    try:
+        with _in_process_compile(device):
+            return _timed(trainer, workload, protocol, device, steps)
+    except torch.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        return {"out_of_memory": True}
+
+
+def _syncs_per_update(trainer: Trainer, workload, protocol, device: torch.device) -> int:
+    """Host syncs of one eager update (the probe sees every operation; compiled code has none of its own)."""
+    trainer.loss_of = trainer.eager
+    with HostSyncs() as syncs:
+        trainer.update(workload, _rows(0, protocol.batch_size, workload, device))
+    return syncs.count
+
+
+def _estimates(card, run, protocol, measured, manifest, workload, model, timing: dict, memory: dict) -> dict:
+    """The run's time on this device from the measured update and validation, and the GPU arithmetic."""
+    if "update_s" not in timing:
+        return {"gpu_estimate": None}
+    update_s = timing["update_s"] * protocol.batch_size / measured.batch_size
+    row_s = _validation_seconds(model, workload, next(model.parameters()).device)
+    full = _run_seconds(card, run, protocol, manifest, workload, update_s, row_s)
+    return {"update_s_at_run_batch": update_s, "validation_s_per_row": row_s, "run": full,
+            "gpu_estimate": _gpu_estimate(memory, protocol, full)}
+
+
 def preflight(config: RunConfig, *, memory_gb: float | None = None, steps: int = 3) -> dict:
     """Measure ``config``'s run (see the module docstring); returns the report :func:`render` prints."""
     card, device, run, manifest = resolve_run(config)
     protocol = protocol_of(card, run, device)
-    cuda = device.type == "cuda"
-    measured = protocol if cuda else replace(protocol, batch_size=max(1, protocol.micro_batch // REDUCTION),
-                                             accumulate=1)
+    measured = _measured(protocol, device)
     needed = (steps + 1) * measured.batch_size
     workload = load_workload(card, replace(run, train_samples=min(needed, run.train_samples or needed)), device,
                              eval_limit=max(_PROBE[1], measured.micro_batch))
     model, trainer = _fresh_trainer(card, run, workload, device, measured)
-    try:
-        with _in_process_compile(device):
-            timing = _timed(trainer, workload, measured, device, steps)
-    except torch.OutOfMemoryError:
-        timing = {"out_of_memory": True}
-        torch.cuda.empty_cache()
+    timing = _timing(trainer, workload, measured, device, steps)
     memory = _memory(card, run, workload, device, protocol, manifest,
                      resolve_precision(config.precision, torch.device("cuda")))
     budget, card_text = _card_bytes(device, memory_gb)
-    verdict = _verdict(memory, protocol.batch_size, protocol.accumulate, budget)
-    verdict["paper_micro_batch_bytes"] = _estimate_bytes(memory, run.batch_size)
-    trainer.loss_of = trainer.eager
-    with HostSyncs() as syncs:
-        trainer.update(workload, _rows(0, measured.batch_size, workload, device))
+    verdict = {**_verdict(memory, protocol.batch_size, protocol.accumulate, budget),
+               "paper_micro_batch_bytes": _estimate_bytes(memory, run.batch_size)}
     report = {"model": card.name, "config": run.config, "parameters": count_parameters(model), "device": str(device),
-              "reduced": not cuda, "size": run.size, "precision": run.precision, "compile": protocol.compile,
-              "compile_fell_back": trainer.fell_back, "update_batch": protocol.batch_size,
-              "grad_accum": protocol.accumulate, "micro_batch": protocol.micro_batch, "paper_batch": run.batch_size,
-              "paper_accumulate": card.accumulate, "threads": torch.get_num_threads(),
-              "measured_micro_batch": measured.micro_batch, "measured_accumulate": measured.accumulate,
-              "host_syncs_per_update": syncs.count, "card": card_text, "memory": memory, "verdict": verdict,
+              "reduced": device.type != "cuda", "size": run.size, "precision": run.precision,
+              "compile": protocol.compile, "update_batch": protocol.batch_size, "grad_accum": protocol.accumulate,
+              "micro_batch": protocol.micro_batch, "paper_batch": run.batch_size, "paper_accumulate": card.accumulate,
+              "threads": torch.get_num_threads(), "measured_micro_batch": measured.micro_batch,
+              "measured_accumulate": measured.accumulate, "card": card_text, "memory": memory, "verdict": verdict,
               **timing}
-    if "update_s" in timing:
-        scale = protocol.batch_size / measured.batch_size
-        row_s = _validation_seconds(model, workload, device)
-        report["update_s_at_run_batch"] = timing["update_s"] * scale
-        report["run"] = _run_seconds(card, run, protocol, manifest, workload, timing["update_s"] * scale, row_s)
-        report["validation_s_per_row"] = row_s
-    report["gpu_estimate"] = _gpu_estimate(memory, protocol, report.get("run"))
+    report.update(_estimates(card, run, protocol, measured, manifest, workload, model, timing, memory))
+    report["compile_fell_back"] = trainer.fell_back
+    report["host_syncs_per_update"] = _syncs_per_update(trainer, workload, measured, device)
     return report
 
 
-def _gpu_estimate(memory: dict, protocol, run: dict | None) -> dict | None:
-    if run is None:
-        return None
+def _gpu_estimate(memory: dict, protocol, run: dict) -> dict:
     tflop = memory["flops_per_sample"] * protocol.batch_size * run["updates"] / 1e12
     return {"train_tflop": tflop, "minutes": [tflop / rate / 60 for rate in reversed(GPU_TFLOPS)]}
 
