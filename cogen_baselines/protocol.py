@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["DEFAULT_RULE", "RULES", "RULE_NAMES", "lr_factor", "lr_factor_tensor", "select_epochs"]
 
@@ -53,7 +55,10 @@ def lr_factor(kind: str, step: int, total_steps: int, steps_per_epoch: int, warm
 def lr_factor_tensor(kind: str, step: torch.Tensor, total_steps: int, steps_per_epoch: int,
                      warmup: int = 200) -> torch.Tensor:
     """:func:`lr_factor` computed on ``step``'s device from a step count held there (float64 result),
-    so the training loop sets the learning rate without reading the count back to the host."""
+    so the training loop sets the learning rate without reading the count back to the host (torch is
+    imported here, so tables need no torch)."""
+    import torch
+
     step = step.to(torch.float64)
     if kind == "warmup_cosine":
         progress = ((step - warmup) / max(1, total_steps - warmup)).clamp(max=1.0)
