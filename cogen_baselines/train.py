@@ -90,8 +90,15 @@ class Trainer:
         self.factor = partial(lr_factor_tensor, protocol.schedule, total_steps=total_updates,
                               steps_per_epoch=updates_per_epoch, warmup=protocol.warmup)
         self.eager = model.training_loss
-        self.loss_of = torch.compile(model.training_loss) if protocol.compile else self.eager
+        self.loss_of = self._compiled() if protocol.compile else self.eager
         self.fell_back = self.proven = False
+
+    def _compiled(self) -> Callable:
+        """The compiled training loss: static shapes (a run's never change), compiled from scratch (an
+        earlier run in this process, say of a suite, must not turn a recompile of the same model class
+        dynamic or use up Dynamo's recompile limit)."""
+        torch._dynamo.reset()
+        return torch.compile(self.model.training_loss, dynamic=False)
 
     def applied(self) -> torch.Tensor:
         """Optimiser steps applied so far, on the device (GradScaler's skipped steps do not count)."""

@@ -22,6 +22,7 @@ torch = pytest.importorskip("torch")
 
 from baselines_helpers import CARC_CONFIG, built, one_thread  # noqa: F401  (autouse fixture)
 
+from cogen_baselines.models.base import GridBatch
 from cogen_baselines.probes import HostSyncs
 from cogen_baselines.protocol import lr_factor, lr_factor_tensor
 from cogen_baselines.registry import MODELS, resolve_model
@@ -116,7 +117,8 @@ def test_compiled_step_with_the_gpu_defaults_matches_eager_fp32(workloads, name,
     torch._dynamo.reset()
     if name not in INDUCTOR:
         real = torch.compile
-        monkeypatch.setattr(train_module.torch, "compile", lambda function: real(function, backend="aot_eager"))
+        monkeypatch.setattr(train_module.torch, "compile",
+                            lambda function, **options: real(function, backend="aot_eager", **options))
     with caplog.at_level(logging.WARNING, logger="cogen_baselines"), inductor.patch(fallback_random=True):
         loss, record, trainer = _step(name, workload, "fp16", compile_=True, shallow=True)
     assert not trainer.fell_back and "torch.compile failed" not in caplog.text
@@ -161,12 +163,45 @@ def test_a_failing_compile_falls_back_to_eager_in_either_pass(workloads, name, w
 
     eager = weights(False)
     torch._dynamo.reset()
-    monkeypatch.setattr(train_module.torch, "compile", lambda function: real(function, backend=_failing_backend(where)))
+    monkeypatch.setattr(train_module.torch, "compile",
+                        lambda function, **options: real(function, backend=_failing_backend(where), **options))
     with caplog.at_level(logging.WARNING, logger="cogen_baselines"):
         fallen = weights(True)
     messages = [r.getMessage() for r in caplog.records if "torch.compile failed" in r.getMessage()]
     assert len(messages) == 1 and "\n" not in messages[0] and f"in the {where} compiler" in messages[0]
     assert all(torch.equal(eager[key], fallen[key]) for key in eager)
+
+
+def test_a_second_shape_compiles_too(monkeypatch):
+    """Two LLaDAs of different grid sizes compiled in one process (an in-process suite): the second is a
+    recompile of the same code, which must stay static (with dynamic shapes, ``torch.rand`` of a symbolic
+    shape fails to trace) and so must not fall back to eager."""
+    import cogen_baselines.train as train_module
+    from cogen_baselines.models.base import GridShape
+
+    real = torch.compile
+    monkeypatch.setattr(train_module.torch, "compile", lambda function, **options: real(function, backend="aot_eager",
+                                                                                        **options))
+    torch._dynamo.reset()
+    card = resolve_model("llada")
+    for side in (5, 6):
+        shape = GridShape(side, side, 11, 29)
+        torch.manual_seed(0)
+        model = card.build(shape, "small")
+        grids = torch.randint(0, 11, (4, side, side))
+        trainer = Trainer(model, Protocol(1, 4, 1e-3, 0.0, compile=True), CPU, 10, 10)
+        trainer.update(_Batches(GridBatch(grids, grids, torch.randint(0, 29, (4, 4)))), torch.arange(4))
+        assert not trainer.fell_back, side
+
+
+class _Batches:
+    """A workload of one fixed batch."""
+
+    def __init__(self, batch):
+        self.batch = batch
+
+    def train_batch(self, rows):
+        return self.batch
 
 
 @pytest.mark.parametrize("name", list(MODELS))

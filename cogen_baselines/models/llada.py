@@ -100,8 +100,9 @@ class LLaDA(GridModel):
         """Per-cell cross-entropy ``(B, cells)`` of the target under a random mask, the mask, and ``p`` ``(B, 1)``."""
         targets = batch.targets.flatten(1)
         size, device = targets.shape[0], targets.device
-        p = (1 - self.epsilon) * torch.rand(size, 1, generator=generator, device=device) + self.epsilon
-        masked = torch.rand(targets.shape, generator=generator, device=device) < p
+        draws = {"generator": generator} if generator is not None else {}   # training: the global generator
+        p = (1 - self.epsilon) * torch.rand(size, 1, device=device, **draws) + self.epsilon
+        masked = torch.rand(targets.shape, device=device, **draws) < p
         logits = self._target_logits(batch, torch.where(masked, self.mask_token, targets)).float()
         return F.cross_entropy(logits.transpose(1, 2), targets, reduction="none"), masked, p
 
