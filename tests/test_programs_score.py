@@ -158,7 +158,8 @@ def test_table_report_is_the_papers_layout():
     ('x = ".*" # "A": "...."', 0, 2),                          # comments never count
     ('x = ".*" if s[0] == "A" else "*."', 2, 4),               # conditional expression = if/else
     ('x = ".*" if s[0] == "A" else "*." if s[1] == "C" else ".."', 4, 6),  # {A}, {C}, {else A, else C}
-    ('T = {(0, 1): ".*", (2, 3): "*."}', 0, 4),                # keys without input values: no combination
+    ('T = {(0, 1): ".*", (2, 3): "*."}', 2, 4),                # a key of bits holds input values (F4); (2, 3) none
+    ('T = {"x": ".*", 2: "*."}', 0, 4),                        # keys without input values: no combination
     ('T = {"A": [(0, 1), (2, 3)], "B": [(1, 1)]}', 2, 3),      # a coordinate is one atomic unit
     ('T = {"A": [1, 0, 1, 1], "B": [True, None]}', 2, 5),      # numbers and booleans are units, None is not
     ('T = {"A": {"C": "....", "D": "****"}}', 4, 8),           # nested maps: the path holds both keys

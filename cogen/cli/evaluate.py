@@ -17,7 +17,7 @@ app = typer.Typer(help="Score predictions against a split of a built dataset (CO
                   invoke_without_command=True, no_args_is_help=False)
 
 _QUERIES_HELP = "Compositional-ARC: score all queries of each episode, or only the first (the paper's LLM protocol)."
-TimeoutOpt = Annotated[float | None, typer.Option(min=0.01, help="Programs: wall-clock seconds a program may take for all 16 inputs. [default: 2]")]
+TimeoutOpt = Annotated[float | None, typer.Option(min=0.01, help="Programs: CPU seconds a program may use for all 16 inputs. [default: 2]")]
 MemoryOpt = Annotated[int | None, typer.Option("--memory-mb", min=32, help="Programs: address space a program may use, in MB. [default: 256]")]
 SandboxWorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", min=1, help="Programs: sandbox processes running programs in parallel. [default: one per core]")]
 LowLengthOpt = Annotated[float | None, typer.Option(help="Programs: L(P+) at or below this is low (T1/T3). [default: (L_s + L_z) / 2 = 180]")]
@@ -106,17 +106,23 @@ def programs_table(
     workers: SandboxWorkersOpt = None,
     low_length: LowLengthOpt = None,
     low_errors: LowErrorsOpt = None,
+    unsafe: Annotated[bool, typer.Option("--unsafe-run-untrusted-code", help="Run the programs without kernel isolation (when bubblewrap is unavailable): they can then read and change your files. Only for programs you trust.")] = False,
 ) -> None:
-    """Score program replies against every string-to-grid config their ids name: the paper's Table 1."""
+    """Score program replies against every string-to-grid config their ids name: the paper's Tables 1 and 2.
+
+    Programs run confined by the kernel (bubblewrap); without it, this refuses to run them."""
     from cogen.families.programs.evaluate import evaluate_table
+    from cogen.programs.isolation import unsafe_requested
     from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
     for path, name in ((json_out, "--json"), (markdown, "--markdown")):
         if path is not None:
             output_file(path, name)
+    if unsafe_requested(unsafe or None):
+        _console.note("running untrusted programs WITHOUT isolation (--unsafe-run-untrusted-code): they can read and change your files")
     report = evaluate_table(data, predictions, split, timeout=timeout or DEFAULT_TIMEOUT,
                             memory_mb=memory_mb or DEFAULT_MEMORY_MB, workers=workers, low_length=low_length,
-                            low_errors=low_errors)
+                            low_errors=low_errors, unsafe=unsafe or None)
     _console.out.print(report["markdown"], markup=False, highlight=False, soft_wrap=True)
     _console.out.print(f"{sum(m['n'] for m in report['configs'].values())} programs scored in {report['seconds']:.2f} s")
     if markdown is not None:
