@@ -190,6 +190,10 @@ PROBE = textwrap.dedent('''
                                            "PATH", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED"])
         seen.append(os.getcwd() == "/tmp" and os.listdir("/tmp") == [])
         open("left-behind", "w").write("x")                      # the next program must not see it
+        os.makedirs("a/b/c")
+        os.symlink("/usr", "a/b/link")
+        os.chmod("a/b", 0)
+        os.chmod("a", 0o100)
         try:
             open(os.__file__, "a")
             seen.append(False)

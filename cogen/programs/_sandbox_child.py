@@ -370,10 +370,12 @@ def _empty(folder):
     os.chmod(folder, 0o700)
     for entry in os.scandir(folder):
         if entry.is_dir(follow_symlinks=False):
+            os.chmod(entry.path, 0o700)
             for root, folders, _ in os.walk(entry.path):
                 for name in folders:
-                    os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
-            os.chmod(entry.path, 0o700)
+                    path = os.path.join(root, name)
+                    if not os.path.islink(path):
+                        os.chmod(path, 0o700)
             shutil.rmtree(entry.path)
         else:
             os.unlink(entry.path)

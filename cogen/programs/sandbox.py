@@ -87,7 +87,10 @@ class _Worker:
 
     def greet(self, nonce: str) -> None:
         """Wait for the server's hello; refuse (one line) when it did not start or is not confined."""
-        hello = check_hello(self.readline(time.monotonic() + _STARTUP) or b"", nonce)
+        try:
+            hello = check_hello(self.readline(time.monotonic() + _STARTUP) or b"", nonce)
+        except OSError:
+            hello = None
         if hello is None:
             code = self.process.poll()
             why = self.stderr() or (f"exit {code}" if code is not None else "no answer in time")
