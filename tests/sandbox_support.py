@@ -1,4 +1,5 @@
-"""Kernel isolation in tests: available here, or skipped with the reason (a failure under CI).
+"""Kernel isolation in tests: available here, or skipped with the reason (a failure under CI); and
+small programs builds for the sandbox and scoring tests.
 
 Tests that must run programs *confined* (the hostile-program suite, the refusal of a missing
 mechanism aside) call :func:`require_isolation`: on a machine without bubblewrap or user
@@ -31,3 +32,15 @@ def require_isolation() -> None:
     why = problem()
     if why is not None:
         (pytest.fail if REQUIRED else pytest.skip)(f"no kernel isolation here: {why}")
+
+
+def build_programs(factory, setting: str, functions: int, settings: list[str], seed: int = 7):
+    """A small programs build (``<setting>-<name>`` configs, one ``test`` split) in a fresh folder."""
+    from cogen.pipeline import build
+
+    folder = factory.mktemp(f"programs-{setting.lower()}")
+    spec = folder / "spec.yaml"
+    spec.write_text(f"setting: {setting}\nfamily: programs\nseed: {seed}\nfunctions: {functions}\n"
+                    f"settings: [{', '.join(settings)}]\n")
+    build(spec, folder / "out", workers=1)
+    return folder / "out"

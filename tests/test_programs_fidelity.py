@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from sandbox_support import build_programs
 from typer.testing import CliRunner
 
 from cogen.cli import app
 from cogen.families.programs.evaluate import evaluate_table
 from cogen.folder import read_split
-from cogen.pipeline import build
 from cogen.programs.analysis import analyze
 from cogen.programs.code import extract_code
 from cogen.programs.functions import INPUTS
@@ -21,21 +21,11 @@ from cogen.programs.sandbox import Sandbox
 from cogen.programs.score import ModelSummary, Program, program_type, score_programs, table
 from cogen.programs.tables import markdown_tables
 
-SPEC = """\
-setting: F
-family: programs
-seed: 11
-functions: 2
-settings: [horizontal, block, vertical, random, random_index, horizontal_random]
-"""
-
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("programs-fidelity")
-    (folder / "f.yaml").write_text(SPEC)
-    build(folder / "f.yaml", folder / "out", workers=1)
-    return folder / "out"
+    settings = ["horizontal", "block", "vertical", "random", "random_index", "horizontal_random"]
+    return build_programs(tmp_path_factory, "F", 2, settings, seed=11)
 
 
 @pytest.fixture(scope="module")

@@ -12,33 +12,22 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from sandbox_support import REQUIRED, require_isolation
+from sandbox_support import REQUIRED, build_programs, require_isolation
 
 from cogen.families.programs.evaluate import evaluate_table
 from cogen.folder import read_split
-from cogen.pipeline import build
 from cogen.programs import sandbox as sandbox_module
 from cogen.programs.isolation import UNSAFE_ENV, IsolationUnavailable
 from cogen.programs.protocol import check_answer, job
 from cogen.programs.sandbox import Sandbox
 from cogen.programs.text import clean, identifier, markdown_cell
 
-SPEC = """\
-setting: S
-family: programs
-seed: 3
-functions: 3
-settings: [horizontal, random]
-"""
 DOTS = "def f(s):\n    return ['....'] * 4\n"
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("sandbox")
-    (folder / "s.yaml").write_text(SPEC)
-    build(folder / "s.yaml", folder / "out", workers=1)
-    return folder / "out"
+    return build_programs(tmp_path_factory, "S", 3, ["horizontal", "random"], seed=3)
 
 
 def _replies(data: Path, path: Path, records: list[dict]) -> Path:

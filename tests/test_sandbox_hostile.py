@@ -21,15 +21,13 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_support import require_isolation
+from sandbox_support import build_programs, require_isolation
 
 from cogen.eval import evaluate
 from cogen.folder import read_split
-from cogen.pipeline import build
 from cogen.programs import sandbox as sandbox_module
 
 pytestmark = pytest.mark.slow
-SPEC = "setting: H\nfamily: programs\nseed: 7\nfunctions: 1\nsettings: [horizontal]\n"
 SECRET = "hf_SECRETTOKEN0123456789"
 HOME_TOKEN = "hf_HOMETOKEN9876543210"
 PRELUDE = '''
@@ -237,9 +235,14 @@ BOMBS = {
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> dict:
     """The dataset, the victims, a fake home and a listener: everything an attack may want to reach."""
-    root = tmp_path_factory.mktemp("hostile")
-    (root / "h.yaml").write_text(SPEC)
-    build(root / "h.yaml", root / "data", workers=1)
+    data = build_programs(tmp_path_factory, "H", 1, ["horizontal"])
+    victims, home = _victims(tmp_path_factory.mktemp("victims"))
+    return {"data": data, "victims": victims, "home": home,
+            "row": read_split(data, "H-horizontal", "test").table.to_pylist()[0]}
+
+
+def _victims(root: Path) -> tuple[Path, Path]:
+    """Files of the user a program must not touch, and a home folder holding a token."""
     victims, home = root / "victims", root / "home"
     (victims / "folder").mkdir(parents=True)
     (victims / "precious.txt").write_text("keep me")
@@ -247,8 +250,7 @@ def world(tmp_path_factory) -> dict:
     (home / ".cache" / "huggingface").mkdir(parents=True)
     (home / "notes.txt").write_text("my notes")
     (home / ".cache" / "huggingface" / "token").write_text(HOME_TOKEN)
-    return {"root": root, "data": root / "data", "victims": victims, "home": home,
-            "row": read_split(root / "data", "H-horizontal", "test").table.to_pylist()[0]}
+    return victims, home
 
 
 @pytest.fixture
@@ -476,13 +478,7 @@ def test_without_confinement_the_attacks_get_through(world, tmp_path, listener):
     """The suite's own mutation check: attacks on the test's own files and on the scorer's secrets, run
     with --unsafe-run-untrusted-code (no namespaces, no read-only files), get through and are seen."""
     port, _ = listener
-    victims, home = tmp_path / "victims", tmp_path / "home"
-    (victims / "folder").mkdir(parents=True)
-    (victims / "precious.txt").write_text("keep me")
-    (victims / "folder" / "inner.txt").write_text("keep me too")
-    (home / ".cache" / "huggingface").mkdir(parents=True)
-    (home / "notes.txt").write_text("my notes")
-    (home / ".cache" / "huggingface" / "token").write_text(HOME_TOKEN)
+    victims, home = _victims(tmp_path)
     mine = {**world, "victims": victims, "home": home, "data": tmp_path / "no-data"}
     chosen = {name: ATTACKS[name] for name in ("files: delete", "proc: the scorer's environment")}
     replies = tmp_path / "r.jsonl"
