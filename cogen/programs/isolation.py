@@ -4,7 +4,8 @@ Chosen once per :class:`cogen.programs.sandbox.Sandbox` by :func:`choose`:
 
 * **bubblewrap** (``bwrap``, the Debian/Ubuntu/Fedora package ``bubblewrap``): each fork server runs
   in its own user, PID, network, mount, IPC, UTS and cgroup namespaces, with no capabilities,
-  ``no_new_privs``, a new session and no further user namespaces; it dies with the scorer. Its
+  ``no_new_privs``, a new session and no further user namespaces; it is process 1 of its PID
+  namespace (when it ends, the kernel ends everything in it) and it dies with the scorer. Its
   file system holds only the system's shared libraries (``/usr/lib*``), the Python installation and
   its ``site-packages`` (read-only), a ``/dev`` of null, zero, random and urandom (read-only), and an
   empty 8 MB ``/tmp`` that is the working folder and is emptied after every program: no ``/proc``,
@@ -108,7 +109,7 @@ def bwrap_command(bwrap: str, server: list[str], sites: tuple[str, ...] = (),
             binds += ["--ro-bind", path, path]
             bound.append(path)
     return [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", SANDBOX_ID, "--gid", SANDBOX_ID,
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+            "--die-with-parent", "--as-pid-1", "--new-session", "--cap-drop", "ALL", "--clearenv",
             *[a for name, value in (environment or {}).items() for a in ("--setenv", name, value)], *binds,
             "--dev", "/dev", "--remount-ro", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",
             "--chdir", "/tmp", "--", *server]

@@ -121,13 +121,22 @@ class _Worker:
                 pass
             self.process.wait()
             for stream in (self.process.stdin, self.process.stdout):
-                stream.close()
+                if not stream.closed:
+                    stream.close()
             self.process = None
         if self.log is not None:
             self.log.close()
             self.log = None
 
     def close(self) -> None:
+        """End the server by closing its input (it exits, and bubblewrap with it), killing it only if it
+        does not: a clean exit lets the system account its CPU time to the scorer."""
+        if self.process is not None:
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
         self.stop()
         if self.scratch is not None:
             import shutil
