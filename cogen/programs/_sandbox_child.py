@@ -6,14 +6,15 @@ program. At start it
 
 * makes itself non-dumpable (``PR_SET_DUMPABLE`` 0: no process of its uid without capabilities can
   read or write its memory, descriptors or environment) and sets ``no_new_privs``;
-* checks that the seccomp filter it was given (:mod:`cogen.programs.seccomp`) loads and refuses a
-  ``fork`` in a probe child, then answers ``{"hello": <nonce>, ...}`` on stdout.
+* loads the seccomp filter it was given for itself (:mod:`cogen.programs.seccomp`; its programs
+  inherit it), checks in a probe child that the programs' own filter loads and that a ``fork`` and a
+  socket are refused, then answers ``{"hello": <nonce>, ...}`` on stdout.
 
 Then it reads one JSON job per line on stdin (``nonce``, ``source``, ``inputs``, ``entry``, ``mode``,
 ``cpu`` and ``wall`` seconds, ``memory`` bytes) and, for each, forks a **fresh child** that closes
 every descriptor but its result pipe (stdin, stdout and stderr on ``/dev/null``), moves to the empty
 scratch folder, sets hard limits (address space, CPU, file size, open files, no core), loads the
-seccomp filter and runs the program (:func:`_run`). The child writes one line per input on its pipe:
+programs' seccomp filter and runs the program (:func:`_run`). The child writes one line per input on its pipe:
 ``R <k> <16 cells> <cpu>``, ``E <k> <kind> <cpu> <text>`` or ``P <kind> <text>`` (the whole program).
 
 The server watches the child's CPU time (its process CPU clock) and kills it at the ``cpu`` limit or,
@@ -55,9 +56,15 @@ class Server:
         self.config = config
         self.scratch = config["scratch"]
         self.libc = ctypes.CDLL(None, use_errno=True)
-        code = bytes.fromhex(config["seccomp"])
-        self.buffer = ctypes.create_string_buffer(code, len(code)) if code else None
-        self.program = _Program(len(code) // 8, ctypes.addressof(self.buffer)) if code else None
+        self.buffers = []
+        self.own, self.program = (self.filter(bytes.fromhex(config[key])) for key in ("seccomp", "seccomp_child"))
+
+    def filter(self, code):
+        """A ``sock_fprog`` for ``PR_SET_SECCOMP`` (None when there is no filter)."""
+        if not code:
+            return None
+        self.buffers.append(ctypes.create_string_buffer(code, len(code)))
+        return _Program(len(code) // 8, ctypes.addressof(self.buffers[-1]))
 
     def prctl(self, *args):
         if self.libc.prctl(*[ctypes.c_ulong(a) if isinstance(a, int) else a for a in args], 0, 0) != 0:
@@ -72,20 +79,28 @@ class Server:
             report["dumpable"] = False
         except (OSError, AttributeError):
             pass
-        if self.program is not None:
+        if self.own is not None and self.program is not None:
+            try:
+                self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.own))
+            except OSError:
+                return report
             report["seccomp"] = self.probe()
         return report
 
     def probe(self):
-        """Fork a child that loads the filter and tries to fork: True when the kernel refused."""
+        """Fork a child that loads its filter and tries to fork and to open a socket: True when the
+        kernel refused both."""
         pid = os.fork()
         if pid == 0:
             try:
                 self.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.program))
-                try:
-                    os.fork()
-                except PermissionError:
-                    os._exit(0)
+                refused = 0
+                for attempt in (os.fork, lambda: __import__("socket").socket()):
+                    try:
+                        attempt()
+                    except PermissionError:
+                        refused += 1
+                os._exit(0 if refused == 2 else 1)
             finally:
                 os._exit(1)
         return os.waitpid(pid, 0)[1] == 0
@@ -183,7 +198,7 @@ def _run(job, write_fd):
             raise EOFError("EOF when reading a line")
         return line.rstrip("\n")
 
-    names = dict(vars(builtins), input=quiet_input)
+    builtins.input = quiet_input  # this process runs one program, then ends
     sys.stdout, sys.stdin = capture, stdin
     try:
         code = compile(job["source"], "program.py", "exec")
@@ -191,7 +206,7 @@ def _run(job, write_fd):
         emit("P raised " + _text(error))
         return
     runner = _script if job["mode"] == "script" else _call
-    runner(job, code, names, capture, emit, lambda k, value: _result(emit, clock, k, value, capture))
+    runner(job, code, capture, emit, lambda k, value: _result(emit, clock, k, value, capture))
 
 
 def _result(emit, clock, k, value, capture):
@@ -208,8 +223,8 @@ def _result(emit, clock, k, value, capture):
         emit(f"R {k} {cells} {clock():.6f}")
 
 
-def _call(job, code, names, capture, emit, result):
-    namespace = {"__name__": "program", "__builtins__": names}
+def _call(job, code, capture, emit, result):
+    namespace = {"__name__": "program", "__builtins__": builtins}
     try:
         exec(code, namespace)
         function = namespace.get(job["entry"])
@@ -228,12 +243,12 @@ def _call(job, code, names, capture, emit, result):
         result(k, value)
 
 
-def _script(job, code, names, capture, emit, result):
+def _script(job, code, capture, emit, result):
     for k, text in enumerate(job["inputs"]):
         capture.parts, capture.size = [], 0
         sys.stdin = io.StringIO(text + "\n")
         try:
-            exec(code, {"__name__": "__main__", "__builtins__": names})
+            exec(code, {"__name__": "__main__", "__builtins__": builtins})
             value = None
         except SystemExit as error:
             value = None if error.code in (None, 0) else error

@@ -128,10 +128,17 @@ def _children(node: ast.AST) -> list[ast.AST]:
 
 
 class _Steps:
-    """A count of visited nodes shared by every walk of one analysis."""
+    """A count of visited nodes shared by every walk of one analysis (and each node's children, found once)."""
 
     def __init__(self, limit: int = MAX_STEPS):
         self.left = limit
+        self.known: dict[ast.AST, list[ast.AST]] = {}
+
+    def children(self, node: ast.AST) -> list[ast.AST]:
+        found = self.known.get(node)
+        if found is None:
+            found = self.known[node] = _children(node)
+        return found
 
     def spend(self, steps: int = 1) -> None:
         self.left -= steps
@@ -145,7 +152,8 @@ class _Steps:
             current = stack.pop()
             self.spend()
             yield current
-            stack.extend(c for c in _children(current) if not isinstance(c, stop))
+            children = self.children(current)
+            stack.extend(c for c in children if not isinstance(c, stop)) if stop else stack.extend(children)
 
 
 def _writes(node: ast.AST, steps: _Steps) -> bool:
@@ -350,7 +358,7 @@ class _Walker:
                     values.update(*found)
             elif type(current) is ast.Name and type(current.ctx) is ast.Load:
                 values |= self.variables.get(current.id, _NONE)
-            stack.extend(_children(current))
+            stack.extend(self.steps.children(current))
         return values, count, sorted(nested, key=lambda n: (n.lineno, n.col_offset))
 
     def conditional(self, node: ast.IfExp, guard: frozenset) -> None:
@@ -417,7 +425,7 @@ def analyze(source: str, function: str = "f") -> Analysis:
         steps = _Steps()
         walker = _Walker(_variables(tree, steps.walk), steps, source.encode("utf-8").split(b"\n"))
         walker.block(tree.body, frozenset())
-        entry, mode = entry_point(tree, function)
+        entry, mode = entry_point(tree, function, source)
     except SyntaxError as error:
         return Analysis(error=f"syntax error, line {error.lineno}: {error.msg}")
     except TooComplex:

@@ -91,16 +91,19 @@ def _rank(function: ast.FunctionDef) -> int:
     return int(prints)
 
 
-def entry_point(program: str | ast.Module, preferred: str = "f") -> tuple[str | None, str]:
-    """``(function name, "call")`` or ``(None, "script")`` (see the module docstring).
-    A source that does not parse is ``(preferred, "call")``: running it reports its syntax error."""
+def entry_point(program: str | ast.Module, preferred: str = "f", source: str | None = None) -> tuple[str | None, str]:
+    """``(function name, "call")`` or ``(None, "script")`` (see the module docstring); ``source``, the
+    text of a parsed ``program``, lets a program that never names its input skip a walk. A source
+    that does not parse is ``(preferred, "call")``: running it reports its syntax error."""
     if isinstance(program, str):
+        source = program
         try:
             program = ast.parse(program)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return preferred, "call"
     functions = list(_definitions(program.body))
-    script = _reads_at_import(program)
+    reads = source is None or "input" in source or "stdin" in source
+    script = reads and _reads_at_import(program)
     if any(f.name == preferred for f in functions):
         return (None, "script") if script else (preferred, "call")
     candidates = [f for f in functions if _one_argument(f)]

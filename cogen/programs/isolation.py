@@ -52,10 +52,11 @@ class IsolationUnavailable(EvalError):
 
 @dataclass(frozen=True)
 class Isolation:
-    """The mechanism (``bubblewrap`` or ``none``), the seccomp filter, and how to start a server."""
+    """The mechanism (``bubblewrap`` or ``none``), the seccomp filters (the server's, each program's),
+    and how to start a server."""
 
     name: str
-    seccomp: bytes = b""
+    seccomp: tuple[bytes, bytes] = (b"", b"")
     bwrap: str | None = None
     paths: tuple[str, ...] = field(default_factory=tuple)
 
@@ -119,11 +120,11 @@ def choose(unsafe: bool | None = None) -> Isolation:
     """The isolation of this run: bubblewrap with the seccomp filter, or ``none`` when the user opted
     out; :class:`IsolationUnavailable` when neither. (Whether bubblewrap can create namespaces here is
     learnt when the first server starts: :meth:`cogen.programs.sandbox.Sandbox.__enter__`.)"""
-    from cogen.programs.seccomp import SeccompUnavailable, compile_filter
+    from cogen.programs.seccomp import SeccompUnavailable, compile_filters
 
     if unsafe_requested(unsafe):
         try:
-            return Isolation("none", compile_filter())
+            return Isolation("none", compile_filters())
         except (SeccompUnavailable, OSError):
             return Isolation("none")
     if not sys.platform.startswith("linux"):
@@ -132,7 +133,7 @@ def choose(unsafe: bool | None = None) -> Isolation:
     if bwrap is None:
         raise IsolationUnavailable("bubblewrap (bwrap) is not installed or not on PATH")
     try:
-        seccomp = compile_filter()
+        seccomp = compile_filters()
     except SeccompUnavailable as error:
         raise IsolationUnavailable(f"no seccomp filter: {error}") from None
     return Isolation("bubblewrap", seccomp, bwrap, python_paths()[2])

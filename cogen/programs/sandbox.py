@@ -76,7 +76,8 @@ class _Worker:
         if not self.isolation.confined and self.scratch is None:
             self.scratch = scratch_folder()
         config = {"hello": nonce, "scratch": "/tmp" if self.isolation.confined else str(self.scratch),
-                  "paths": list(python_paths()[2]), "seccomp": self.isolation.seccomp.hex()}
+                  "paths": list(python_paths()[2]), "seccomp": self.isolation.seccomp[0].hex(),
+                  "seccomp_child": self.isolation.seccomp[1].hex()}
         server = [python_paths()[0], "-S", "-s", "-P", "-c", _CHILD.read_text(encoding="utf-8"), json.dumps(config)]
         self.log = tempfile.TemporaryFile()
         self.buffer = b""

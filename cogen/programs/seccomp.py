@@ -17,7 +17,9 @@ The filter is compiled here, in the scorer, with `libseccomp <https://github.com
 through :mod:`ctypes`: libseccomp is the maintained library that every container runtime uses, and it
 handles the per-architecture syscall numbers and the x32 ABI. (Its own Python bindings are built for
 the system Python only, and PyPI's ``pyseccomp`` is an unmaintained ``ctypes`` wrapper of the same
-library.) The fork server installs the compiled filter in each program's process with ``prctl``.
+library.) The fork server installs the first filter on itself once (its programs inherit it) and the
+second, small one (:data:`CHILD_DENIED`, and ``clone`` of a process) in each program's process, so a
+fork costs the kernel one small filter; both are binary trees of syscall numbers.
 """
 
 from __future__ import annotations
@@ -26,13 +28,12 @@ import ctypes
 import ctypes.util
 import errno
 
-__all__ = ["DENIED", "SeccompUnavailable", "compile_filter"]
+__all__ = ["CHILD_DENIED", "DENIED", "SeccompUnavailable", "compile_filters"]
 
-#: System calls refused outright (names unknown on this architecture are skipped).
+#: System calls refused to the fork server and, through it, to every program (names unknown on this
+#: architecture are skipped).
 DENIED = (
-    "fork", "vfork", "execve", "execveat",
-    "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal",
-    "pidfd_getfd",
+    "execve", "execveat",
     "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp", "get_robust_list",
     "setpriority", "ioprio_set", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity",
     "migrate_pages", "move_pages", "setpgid",
@@ -46,10 +47,14 @@ DENIED = (
     "acct", "quotactl", "syslog", "lookup_dcookie", "uselib", "vhangup", "iopl", "ioperm", "modify_ldt",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
 )
-#: System calls that must exist on every architecture the filter is built for.
+#: System calls the fork server needs (to fork and end its programs) and each program is refused.
+CHILD_DENIED = ("fork", "vfork", "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open",
+                "pidfd_send_signal", "pidfd_getfd")
+#: System calls that must exist on every architecture the filters are built for.
 REQUIRED = ("execve", "kill", "tgkill", "ptrace", "socket", "clone", "prlimit64")
 
 _ALLOW = 0x7FFF0000
+_ATTR_OPTIMIZE = 8
 _CLONE_THREAD = 0x00010000
 _CMP_NE, _CMP_MASKED_EQ = 1, 7
 
@@ -80,29 +85,30 @@ def _library():
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
     lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
-    return lib
-
-
-def _rules(lib) -> list[tuple[str, int, tuple[tuple[int, int, int], ...]]]:
-    """``(name, action, comparisons)``: each comparison ``(argument, operator, value)``."""
-    rules = [(name, _errno(errno.EPERM), ()) for name in DENIED]
-    rules.append(("clone", _errno(errno.EPERM), ((0, _CMP_MASKED_EQ, _CLONE_THREAD),)))  # a process, not a thread
-    rules.append(("clone3", _errno(errno.ENOSYS), ()))
-    rules.append(("prlimit64", _errno(errno.EPERM), ((0, _CMP_NE, 0),)))  # another process's limits
+    lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
     missing = [name for name in REQUIRED if lib.seccomp_syscall_resolve_name(name.encode()) < 0]
     if missing:
         raise SeccompUnavailable(f"libseccomp does not know {', '.join(missing)} on this architecture")
-    return rules
+    return lib
 
 
-def compile_filter() -> bytes:
-    """The filter as classic BPF instructions (``struct sock_filter[]``), ready for ``PR_SET_SECCOMP``."""
-    lib = _library()
+def _rules(child: bool) -> list[tuple[str, int, tuple[tuple[int, int, int], ...]]]:
+    """``(name, action, comparisons)``: each comparison ``(argument, operator, value)``."""
+    if child:
+        return [*[(name, _errno(errno.EPERM), ()) for name in CHILD_DENIED],
+                ("clone", _errno(errno.EPERM), ((0, _CMP_MASKED_EQ, _CLONE_THREAD),))]  # a process, not a thread
+    return [*[(name, _errno(errno.EPERM), ()) for name in DENIED],
+            ("clone3", _errno(errno.ENOSYS), ()),  # the C library then starts threads with clone
+            ("prlimit64", _errno(errno.EPERM), ((0, _CMP_NE, 0),))]  # another process's limits
+
+
+def _compile(lib, child: bool) -> bytes:
     context = lib.seccomp_init(_ALLOW)
     if not context:
         raise SeccompUnavailable("seccomp_init failed")
     try:
-        for name, action, comparisons in _rules(lib):
+        lib.seccomp_attr_set(context, _ATTR_OPTIMIZE, 2)  # a binary tree (libseccomp >= 2.5; else linear)
+        for name, action, comparisons in _rules(child):
             number = lib.seccomp_syscall_resolve_name(name.encode())
             if number < 0:
                 continue
@@ -113,6 +119,13 @@ def compile_filter() -> bytes:
         return _export(lib, context)
     finally:
         lib.seccomp_release(context)
+
+
+def compile_filters() -> tuple[bytes, bytes]:
+    """The server's filter and each program's own, as classic BPF instructions (``struct sock_filter[]``)
+    ready for ``PR_SET_SECCOMP``; a program runs under both (filters stack)."""
+    lib = _library()
+    return _compile(lib, child=False), _compile(lib, child=True)
 
 
 def _export(lib, context) -> bytes:
