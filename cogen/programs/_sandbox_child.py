@@ -285,19 +285,24 @@ def _read(fd, data):
     return data, bool(chunk)
 
 
+def _drain(fd, data):
+    """Everything the child has written so far (kept up to ``READ_LIMIT``); False once it closed the pipe."""
+    while True:
+        data, open_pipe = _read(fd, data)
+        if not open_pipe or not select.select([fd], [], [], 0)[0]:
+            return data, open_pipe
+
+
 def _supervise(read_fd, pid, job):
-    """Collect the child's output until it exits or passes a limit: ``(data, fate, cpu seconds)``."""
+    """Collect the child's output until it exits or passes a limit: ``(data, fate, cpu seconds)``. The
+    server wakes when the child ends, or every ``TICK`` to read its pipe and check its clocks."""
     started, fate, data, open_pipe = time.monotonic(), None, b"", True
     handle = os.pidfd_open(pid)
     os.set_blocking(read_fd, False)
     try:
-        while True:
-            watched = [handle, read_fd] if open_pipe else [handle]
-            ready = select.select(watched, [], [], TICK)[0]
-            if read_fd in ready:
-                data, open_pipe = _read(read_fd, data)
-            if handle in ready:
-                break
+        while not select.select([handle], [], [], TICK)[0]:
+            if open_pipe:
+                data, open_pipe = _drain(read_fd, data)
             if _cpu_of(pid) > job["cpu"]:
                 fate = "cpu"
             elif time.monotonic() - started > job["wall"]:
@@ -307,10 +312,8 @@ def _supervise(read_fd, pid, job):
                 break
     finally:
         os.close(handle)
-    while open_pipe:  # whatever the child wrote before it ended
-        data, open_pipe = _read(read_fd, data)
-        if open_pipe and not select.select([read_fd], [], [], 0)[0]:
-            break
+    if open_pipe:  # whatever the child wrote before it ended
+        data, open_pipe = _drain(read_fd, data)
     _, status, usage = os.wait4(pid, 0)
     cpu = usage.ru_utime + usage.ru_stime
     if fate is None:
