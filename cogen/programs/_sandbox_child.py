@@ -33,7 +33,6 @@ import math
 import os
 import resource
 import select
-import shutil
 import signal
 import sys
 import time
@@ -384,19 +383,24 @@ def _answer(job, data, fate, cpu, seconds):
 
 
 def _empty(folder):
-    """Remove everything a program left in the scratch folder (it may have changed modes)."""
+    """Remove everything a program left in the scratch folder (it may have locked folders or linked
+    elsewhere: links are removed, never followed)."""
     os.chmod(folder, 0o700)
     for entry in os.scandir(folder):
         if entry.is_dir(follow_symlinks=False):
-            os.chmod(entry.path, 0o700)
-            for root, folders, _ in os.walk(entry.path):
-                for name in folders:
-                    path = os.path.join(root, name)
-                    if not os.path.islink(path):
-                        os.chmod(path, 0o700)
-            shutil.rmtree(entry.path)
+            _remove_tree(entry.path)
         else:
             os.unlink(entry.path)
+
+
+def _remove_tree(path):
+    os.chmod(path, 0o700)
+    for entry in os.scandir(path):
+        if entry.is_dir(follow_symlinks=False):
+            _remove_tree(entry.path)
+        else:
+            os.unlink(entry.path)
+    os.rmdir(path)
 
 
 def _one(server, job):
@@ -423,7 +427,7 @@ def _serve(server):
         answer = _one(server, job)
         try:
             _empty(server.scratch)
-        except OSError:
+        except (OSError, RecursionError):
             answer["fate"] += " (scratch not emptied)"
             _reply(answer)
             return  # the scorer starts a fresh server for the next program
