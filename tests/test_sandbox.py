@@ -161,10 +161,12 @@ def test_the_cli_refuses_without_isolation_and_runs_when_told_to(data, tmp_path)
     assert len(refused.stderr.strip().splitlines()) <= 3  # one message (the terminal may wrap it)
     told = subprocess.run([*command, "--unsafe-run-untrusted-code"], capture_output=True, text=True, env=env)
     assert told.returncode == 0, told.stderr
-    assert "WITHOUT isolation" in told.stderr and "3 programs scored" in told.stdout
+    assert "WITHOUT isolation" in told.stderr and "3 predictions scored" in told.stdout
     single = [sys.executable, "-m", "cogen", "eval", "-d", str(data), "-c", "S-horizontal", "-s", "test", "-p",
               str(replies)]
     assert subprocess.run(single, capture_output=True, text=True, env=env).returncode == 1
+    assert subprocess.run([*single, "--unsafe-run-untrusted-code"], capture_output=True, text=True,
+                          env=env).returncode == 0
     assert subprocess.run(single, capture_output=True, text=True, env={**env, UNSAFE_ENV: "1"}).returncode == 0
 
 
