@@ -375,7 +375,7 @@ def attacked(world, tmp_path_factory):
     records = _records(world, port, replies, {**ATTACKS, **bombs})
     replies.write_text("".join(json.dumps(r) + "\n" for r in records))
     before = {"files": _snapshot(world["victims"], world["home"], world["data"]), "prefix": _prefix_files(),
-              "servers": _servers()}
+              "servers": _servers(), "descendants": set(_descendants())}
     started = time.perf_counter()
     try:
         metrics = evaluate(world["data"], "H-horizontal", "test", replies, timeout=1.0, workers=2, explain=True)
@@ -396,7 +396,7 @@ def attacked(world, tmp_path_factory):
     _remove_probes()
     scores = {f["model"]: f for f in metrics["functions"] if f["id"] == world["row"]["id"]}
     return {"metrics": metrics, "scores": scores, "before": before, "after": after, "connections": connections,
-            "seconds": seconds, "left": _descendants()}
+            "seconds": seconds, "left": sorted(set(_descendants()) - before["descendants"])}
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
