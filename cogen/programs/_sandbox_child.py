@@ -388,19 +388,10 @@ def _empty(folder):
     os.chmod(folder, 0o700)
     for entry in os.scandir(folder):
         if entry.is_dir(follow_symlinks=False):
-            _remove_tree(entry.path)
+            _empty(entry.path)
+            os.rmdir(entry.path)
         else:
             os.unlink(entry.path)
-
-
-def _remove_tree(path):
-    os.chmod(path, 0o700)
-    for entry in os.scandir(path):
-        if entry.is_dir(follow_symlinks=False):
-            _remove_tree(entry.path)
-        else:
-            os.unlink(entry.path)
-    os.rmdir(path)
 
 
 def _one(server, job):
