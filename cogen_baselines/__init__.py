@@ -1,6 +1,6 @@
 """Model baselines of the COGITAO and Compositional-ARC papers, trained and scored on cogen's datasets.
 
-Installed with ``pip install 'cogen[baselines]'`` (PyTorch). ``cogen`` never imports this
+Installed with ``pip install 'cogen-arc[baselines]'`` (PyTorch). ``cogen`` never imports this
 package; it reads data only through :mod:`cogen.io` and writes predictions that ``cogen eval``
 scores. Importing the package is cheap: torch loads with the first name used from it.
 

@@ -195,7 +195,7 @@ def test_brackets_paths_and_install_hints_survive(tmp_path, capsys, monkeypatch,
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as if the dask extra were not installed
     code, _, err = run_cli(capsys, "build", "--config", spec, "--out", tmp_path / "o", "--executor", "dask",
                            "--no-progress")
-    assert one_error_line(code, err).endswith("pip install 'cogen[dask]'")
+    assert one_error_line(code, err).endswith("pip install 'cogen-arc[dask]'")
     bad = tmp_path / "bad.yaml"
     bad.write_text(SPEC.replace("height: [8, 8]", "height: {lo: 8}"))
     code, _, err = run_cli(capsys, "build", "--config", bad, "--out", tmp_path / "o")

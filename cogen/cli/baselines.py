@@ -27,13 +27,10 @@ def _library(module: str, needs_torch: bool = True):
     """Import ``cogen_baselines.<module>``, with a clear error when PyTorch is missing."""
     import importlib
 
-    from cogen.errors import CogenError
+    from cogen.errors import optional_import
 
     if needs_torch:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            raise CogenError("`cogen baselines` needs PyTorch: pip install 'cogen[baselines]'") from None
+        optional_import("torch", "`cogen baselines`")
     return importlib.import_module(f"cogen_baselines.{module}")
 
 

@@ -26,11 +26,9 @@ __all__ = ["GridDataset"]
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise DataError("GridDataset needs PyTorch: pip install torch (or use cogen.io.split_arrays for NumPy)") from None
-    return torch
+    from cogen.errors import optional_import
+
+    return optional_import("torch", "GridDataset (cogen.io.split_arrays gives NumPy arrays without it)")
 
 
 class GridDataset:
