@@ -20,6 +20,7 @@ __all__ = [
     "EvalError",
     "DISTRIBUTION",
     "GenerationError",
+    "Interrupted",
     "MissingDependencyError",
     "PlacementError",
     "PublishError",
@@ -84,7 +85,11 @@ class BuildError(CogenError):
     """A dataset build cannot proceed (output folder, shards, manifests)."""
 
 
-class BuildInterrupted(BuildError):
+class Interrupted(CogenError):
+    """A command was stopped (Ctrl-C, SIGTERM, SIGHUP); the message says what was kept. Exit code 130."""
+
+
+class BuildInterrupted(BuildError, Interrupted):
     """A build was stopped (Ctrl-C, SIGTERM, SIGHUP); the message says what finished and how to resume."""
 
 

@@ -16,6 +16,9 @@ branch on a family's name:
 ``evaluator``      a module satisfying :class:`Evaluator`: the family's part of ``cogen eval``
 ``prompts``        ``prompts(data, split, **options) -> Iterator[Prompt]`` for in-context LLM runs
 ``shift_text``     ``shift_text(manifest) -> str``: what changes out of domain, for the card
+``exporter``       a module for ``cogen export`` (:mod:`cogen.export`): ``FORMATS`` (formats only its
+                   configs take), ``COLUMN_VIEWS`` (its ``--columns`` views) and, when its rows
+                   make ARC tasks, ``arc_tasks(source, split, **options) -> Iterator[ArcTask]``
 =================  ====================================================================
 
 Callables are named ``"module:attribute"`` (or a module alone) and resolved on first use by
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_FAMILY", "FAMILIES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family"]
 
 #: Roles a family record names, each resolved by :meth:`Family.load`.
-ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "shift_text")
+ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "shift_text", "exporter")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
 
@@ -140,6 +143,7 @@ class Family:
     evaluator: str
     prompts: str
     shift_text: str
+    exporter: str
     column_notes: Mapping[str, str] = field(default_factory=dict)
 
     def load(self, role: str) -> Any:
@@ -181,6 +185,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.cogitao.evaluate",
         prompts="cogen.families.cogitao.prompts:cogitao_split_prompts",
         shift_text="cogen.families.cogitao.card:cogitao_shift",
+        exporter="cogen.families.cogitao.export",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "input": "input grid, true height x width, colours 0-9 (0 = background)",
@@ -213,6 +218,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.carc.evaluate",
         prompts="cogen.families.carc.prompts:carc_split_prompts",
         shift_text="cogen.families.carc.card:carc_shift",
+        exporter="cogen.families.carc.export",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "episode": "index of the episode in the generated pool",
@@ -246,6 +252,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.programs.evaluate",
         prompts="cogen.families.programs.prompts:split_prompts",
         shift_text="cogen.families.programs.card:programs_shift",
+        exporter="cogen.families.programs.export",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "
