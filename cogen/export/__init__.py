@@ -154,15 +154,26 @@ def export(data: str | Path, config: str, folder: str | Path, format: str, *, fo
     replaced only with ``force``. ``progress(phase, advance, total)`` hears of every batch of rows
     (phase ``"rows"``; ``advance=0`` announces the total).
     """
-    from cogen.export._place import check_target, write_in_place
-    from cogen.export._source import open_source
-
     known = formats()
     if format not in known:
         raise UnknownNameError("export format", format, known)
     record = known[format]
     _check_options(record, options)
     folder = Path(folder).expanduser()
+    try:
+        written = _export(record, data, config, folder, force, progress, options)
+    except KeyboardInterrupt:
+        raise Interrupted(f"export interrupted; {folder} is as it was (the partial export was removed)") from None
+    summary = written.summary or written.files
+    return ExportReport(format, config, folder, [ExportedFile(folder / path, rows) for path, rows in summary.items()]
+                        + [ExportedFile(folder / INDEX_FILE, len(written.files))], written.notes)
+
+
+def _export(record: ExportFormat, data, config: str, folder: Path, force: bool, progress, options) -> Written:
+    """Check the target and the config, then write the export in place (see :func:`export`)."""
+    from cogen.export._place import check_target, write_in_place
+    from cogen.export._source import open_source
+
     check_target(folder, data, force)
     report = progress or (lambda phase, advance, total: None)
     source = open_source(data, config)
@@ -170,13 +181,7 @@ def export(data: str | Path, config: str, folder: str | Path, format: str, *, fo
     total = source.rows()
     source = replace(source, progress=lambda rows: report("rows", rows, total))
     report("rows", 0, total)
-    try:
-        written = write_in_place(folder, lambda temporary: _write(record, source, temporary, options))
-    except KeyboardInterrupt:
-        raise Interrupted(f"export interrupted; {folder} is as it was (the partial export was removed)") from None
-    summary = written.summary or written.files
-    return ExportReport(format, config, folder, [ExportedFile(folder / path, rows) for path, rows in summary.items()]
-                        + [ExportedFile(folder / INDEX_FILE, len(written.files))], written.notes)
+    return write_in_place(folder, lambda temporary: _write(record, source, temporary, options))
 
 
 def _write(record: ExportFormat, source: ExportSource, folder: Path, options: Mapping[str, Any]) -> Written:

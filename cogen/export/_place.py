@@ -6,8 +6,9 @@ leaves ``--out`` exactly as it was, and a finished one holds exactly the files i
 lists: no stale task files of an earlier export beside the new ones. The files inside the
 temporary folder are written directly: the folder's rename is what makes them appear.
 
-A folder that holds anything is replaced only with ``force`` (``--force``), and never when it is
-the current folder (or one above it), the home folder, a dataset folder, or holds the data read.
+A folder that holds anything is replaced only with ``force`` (``--force``), and no folder is replaced
+that is the current folder (or one above it), the home folder, a dataset folder (or inside one), or
+the data read (or above or inside it).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ T = TypeVar("T")
 
 
 def _protected(folder: Path) -> str | None:
-    """Why ``folder`` must never be replaced, or ``None``."""
+    """Why ``folder`` (resolved) must never be replaced, or ``None``."""
     from cogen.folder import is_dataset_folder
 
     here = Path.cwd().resolve()
@@ -34,8 +35,8 @@ def _protected(folder: Path) -> str | None:
         return "it is the current folder or one above it"
     if folder == Path.home().resolve():
         return "it is your home folder"
-    if is_dataset_folder(folder):
-        return "it is a dataset folder (`cogen build` output)"
+    if any(is_dataset_folder(path) for path in (folder, *folder.parents)):
+        return "it is a dataset folder (`cogen build` output) or inside one"
     return None
 
 
@@ -45,14 +46,22 @@ def check_target(folder: Path, data, force: bool) -> None:
         raise DataError(f"{folder} is a file; --out must be a folder to write the export into")
     resolved = folder.resolve()
     source = Path(data).expanduser()
-    if source.exists() and (resolved == source.resolve() or resolved in source.resolve().parents):
-        raise DataError(f"--out {folder} holds the data being exported; choose a folder of its own")
-    reason = _protected(resolved)
-    if reason:
-        raise DataError(f"--out {folder}: {reason}; give the export a folder of its own, e.g. --out arc-export")
-    if folder.is_dir() and any(folder.iterdir()) and not force:
+    if source.exists() and _related(resolved, source.resolve()):
+        raise DataError(f"--out {folder} holds the data being exported, or is inside it; choose a folder of its own")
+    if not folder.is_dir():
+        return
+    if any(folder.iterdir()) and not force:
         raise DataError(f"--out {folder} is not empty; pass --force to replace everything in it with the export, "
                         "or choose a new folder")
+    reason = _protected(resolved)  # an existing folder is replaced by the export, even an empty one
+    if reason:
+        raise DataError(f"an export will not replace {folder}: {reason}; give the export a folder of its own, "
+                        "e.g. --out arc-export")
+
+
+def _related(one: Path, other: Path) -> bool:
+    """True when the two paths are the same or one holds the other."""
+    return one == other or one in other.parents or other in one.parents
 
 
 def write_in_place(folder: Path, write: Callable[[Path], T]) -> T:
