@@ -177,6 +177,12 @@ def test_arc_json_writes_a_compositional_arc_episode_as_one_task(data, tmp_path)
     out = tmp_path / "arc"
     export(data, "carc-systematicity-1860", out, format="arc-json")
     index, tasks = _arc_tasks(out)
+    assert index["shots"] == 12 and all(len(task["train"]) == 12 for task in tasks.values())
+    assert set(index["rows_in_no_task"].values()) == {0}
+    three = export(data, "carc-3shot-1870", tmp_path / "three", format="arc-json").index
+    assert json.loads(three.read_text())["shots"] == 3
+    with pytest.raises(DataError, match="--shots does not apply to the arc-json export of Compositional-ARC"):
+        export(data, "carc-3shot-1870", tmp_path / "bad", format="arc-json", shots=3)
     for split in ("train", "validation", "test"):
         rows = read_split(data, "carc-systematicity-1860", split).table.to_pylist()
         entries = [(task_id, entry) for task_id, entry in index["tasks"].items() if entry["split"] == split]
@@ -192,3 +198,43 @@ def test_arc_json_refuses_what_it_cannot_write(small_build, tmp_path):
         export(small_build, "C1-1", tmp_path / "a", format="arc-json", shots=0)
     with pytest.raises(DataError, match="no config 'C9-9'"):
         export(small_build, "C9-9", tmp_path / "a", format="arc-json")
+
+
+def test_arc_json_numbers_cogitao_tasks_as_the_whole_split_grouping_does(small_build, tmp_path):
+    """Oracle: the split held whole, rows grouped by sequence (first appearance first), runs of shots + 1."""
+    export(small_build, "C1-2", tmp_path / "a", "arc-json", shots=2)
+    index = json.loads((tmp_path / "a" / "index.json").read_text())
+    for split in ("train", "test_ood"):
+        groups: dict[tuple, list[str]] = {}
+        for row in read_split(small_build, "C1-2", split).table.to_pylist():
+            groups.setdefault(tuple(row["transformations"]), []).append(row["id"])
+        expected = [ids[start:start + 3] for ids in groups.values() for start in range(0, len(ids) - 2, 3)]
+        written = sorted((task_id, entry["rows"]) for task_id, entry in index["tasks"].items() if entry["split"] == split)
+        assert [task_id for task_id, _ in written] == [f"C1-2-{split}-{n:06d}" for n in range(len(expected))]
+        assert [rows for _, rows in written] == expected
+
+
+def test_export_and_io_name_no_family():
+    """The generic writer and loaders reach family code only through the family records (issue 24)."""
+    import ast
+    import re
+
+    import cogen
+    from cogen.families import FAMILIES
+
+    names = re.compile(r"\b(" + "|".join(map(re.escape, FAMILIES)) + r")\b")
+    root = Path(cogen.__file__).parent
+    found = []
+    for path in [*root.joinpath("export").rglob("*.py"), *root.joinpath("io").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+                      and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
+                    and names.search(node.value):
+                found.append(f"{path.name}:{node.lineno}: {node.value!r}")
+            if isinstance(node, ast.Compare) and "family" in ast.unparse(node.left) \
+                    and any(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in node.comparators):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    assert found == []

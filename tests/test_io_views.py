@@ -37,6 +37,9 @@ def test_the_release_view_renames_columns_and_widens_grids(small_build):
     assert view["transformation_suite"].to_pylist() == table["transformations"].to_pylist()
     loaded = load_configs(small_build, configs=["C1-1"], split="train", columns="cogitao-release")["C1-1"]
     assert loaded["transformation_suite"] == table["transformations"].to_pylist()
+    assert loaded["input"] == table["input"].to_pylist()
+    assert str(loaded.features["input"]) == "List(List(Value('int64')))"
+    assert loaded.cache_files, "the view is cast into the datasets cache a batch at a time, not held in memory"
     with pytest.raises(DataError, match="lacks transformations"):
         column_view("cogitao-release").convert(table.drop(["transformations"]))
     with pytest.raises(UnknownNameError):
