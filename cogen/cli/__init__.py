@@ -15,6 +15,7 @@ import typer
 
 from cogen._version import __version__
 from cogen.cli import _console, baselines, build, evaluate, export, hub, objects, prompts, stream, transforms
+from cogen.cli._help import examples
 
 app = typer.Typer(
     name="cogen",
@@ -23,6 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},  # every command and group inherits -h
+    epilog=examples("cogen build", "cogen build --config c3 --scale 0.01 --out c3-small", "cogen verify cogen-data"),
 )
 
 

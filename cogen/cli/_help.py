@@ -34,22 +34,24 @@ def complete_specs(incomplete: str) -> list[str]:
     """Packaged spec names and the configs they hold (``--config`` of ``build`` and ``stream``)."""
     try:
         from cogen._resources import packaged_specs
-        from cogen.cli._options import packaged_spec_names
         from cogen.specs import load_spec
 
-        configs = [config.name for path in packaged_specs().values() for config in load_spec(path).configs]
-        return _matching([*packaged_spec_names(), *configs], incomplete)
+        specs = packaged_specs()
+        configs = [config.name for path in specs.values() for config in load_spec(path).configs]
+        return _matching([*specs, *configs], incomplete)
     except Exception:  # noqa: BLE001 - a completion must never raise into the shell
         return []
 
 
 def complete_configs(ctx, incomplete: str) -> list[str]:
-    """The configs of the ``--data`` folder (or ``FOLDER`` argument) given before on the command line."""
+    """The configs of the ``--data`` folder (or the ``FOLDER`` argument) given before on the command line."""
     try:
         from cogen.folder import is_dataset_folder, read_manifests
 
-        source = ctx.params.get("data") or ctx.params.get("folder")
-        if source is None or not is_dataset_folder(source):
+        # while an option's value is completed, the arguments before it are left unparsed in ctx.args
+        given = [ctx.params.get("data"), ctx.params.get("folder"), *ctx.args]
+        source = next((str(path) for path in given if path and is_dataset_folder(str(path))), None)
+        if source is None:
             return []
         return _matching(read_manifests(Path(source).expanduser()), incomplete)
     except Exception:  # noqa: BLE001 - a completion must never raise into the shell

@@ -6,23 +6,53 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from cogen.cli import _console
+from cogen.cli._help import examples
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 
 __all__ = ["register"]
 
+
+class _EvalGroup(TyperGroup):
+    """``cogen eval``: reads the old ``--json FILE`` (before ``--json`` became the flag that prints JSON on
+    stdout, as on every other command) as ``--json-out FILE``, with a note, for one release."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _old_json_out(args, set(self.commands)))
+
+
+def _old_json_out(args: list[str], commands: set[str]) -> list[str]:
+    """``args`` with ``--json FILE`` / ``--json=FILE`` written as ``--json-out``, saying so once on stderr."""
+    out, renamed = [], False
+    for position, arg in enumerate(args):
+        following = args[position + 1] if position + 1 < len(args) else None
+        if arg == "--json" and following is not None and not following.startswith("-") and following not in commands:
+            arg, renamed = "--json-out", True
+        elif arg.startswith("--json="):
+            arg, renamed = "--json-out=" + arg.removeprefix("--json="), True
+        out.append(arg)
+    if renamed:
+        _console.note("`--json FILE` is now `--json-out FILE` (the old form is read until the next release); "
+                      "`--json` alone prints the metrics as JSON on stdout")
+    return out
+
+
 app = typer.Typer(help="Score predictions against a split of a built dataset (COGITAO, Compositional-ARC, "
                        "or program replies for string-to-grid functions).",
-                  invoke_without_command=True, no_args_is_help=False)
+                  invoke_without_command=True, no_args_is_help=False, cls=_EvalGroup,
+                  epilog=examples("cogen eval -d cogen-data -c C1-1 -s test_ood -p preds.jsonl --json-out metrics.json",
+                                  "cogen eval baseline -d cogen-data -c C1-1 -s test_ood --kind identity -o preds.jsonl"))
 
 _QUERIES_HELP = "Compositional-ARC: score all queries of each episode, or only the first (the paper's LLM protocol)."
-TimeoutOpt = Annotated[float | None, typer.Option(min=0.01, help="Programs: wall-clock seconds a program may take for all 16 inputs. [default: 2]")]
-MemoryOpt = Annotated[int | None, typer.Option("--memory-mb", min=32, help="Programs: address space a program may use, in MB. [default: 256]")]
-SandboxWorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", min=1, help="Programs: sandbox processes running programs in parallel. [default: one per core]")]
-LowLengthOpt = Annotated[float | None, typer.Option(help="Programs: L(P+) at or below this is low (T1/T3). [default: (L_s + L_z) / 2 = 180]")]
-LowErrorsOpt = Annotated[float | None, typer.Option(help="Programs: E at or below this is low (T1/T2). [default: d / 4 = 4]")]
+TimeoutOpt = Annotated[float | None, typer.Option(min=0.01, help="Programs: wall-clock seconds a program may take for all 16 inputs.", show_default="2")]
+MemoryOpt = Annotated[int | None, typer.Option("--memory-mb", min=32, help="Programs: address space a program may use, in MB.", show_default="256")]
+SandboxWorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", min=1, help="Programs: sandbox processes running programs in parallel.", show_default="one per core")]
+LowLengthOpt = Annotated[float | None, typer.Option(help="Programs: L(P+) at or below this is low (T1/T3).", show_default="(L_s + L_z) / 2 = 180")]
+LowErrorsOpt = Annotated[float | None, typer.Option(help="Programs: E at or below this is low (T1/T2).", show_default="d / 4 = 4")]
 MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help="Programs: also write the Table-1 report (L(P+) / E / C per setting and model) as Markdown.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print every metric as JSON on stdout (for scripts), not the tables.")]
 
 
 @app.callback()
@@ -33,10 +63,11 @@ def evaluate(
     split: SplitOpt = "test_ood",
     predictions: Annotated[Path | None, typer.Option("--predictions", "-p",
                                                      help="Predictions (.jsonl or .parquet): columns id, prediction.")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write every metric to this JSON file.")] = None,
-    pad: Annotated[str | None, typer.Option(help="Fixed HxW of the padded per-pixel accuracy (default: the experiment's largest grid).")] = None,
-    stubbornness: Annotated[bool | None, typer.Option("--stubbornness/--no-stubbornness", help="COGITAO: compute stubbornness (OOD splits of composition experiments; default on).", show_default=False)] = None,
-    queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
+    json_output: JsonOpt = False,
+    json_out: Annotated[Path | None, typer.Option("--json-out", help="Also write every metric to this JSON file.")] = None,
+    pad: Annotated[str | None, typer.Option(help="Fixed HxW of the padded per-pixel accuracy.", show_default="the experiment's largest grid")] = None,
+    stubbornness: Annotated[bool | None, typer.Option("--stubbornness/--no-stubbornness", help="COGITAO: compute stubbornness (OOD splits of composition experiments).", show_default="on")] = None,
+    queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP, show_default="all")] = None,
     breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Print the per-transformation and per-sequence tables.")] = True,
     timeout: TimeoutOpt = None,
     memory_mb: MemoryOpt = None,
@@ -47,7 +78,7 @@ def evaluate(
     markdown: MarkdownOpt = None,
     prompts: Annotated[Path | None, typer.Option("--prompts", help="Score only the rows these exported prompts ask about (a --per-experiment sample).")] = None,
 ) -> None:
-    """Score --predictions against --split of --config; print a table, optionally write --json."""
+    """Score --predictions against --split of --config; print a table (or --json), optionally write --json-out."""
     if ctx.invoked_subcommand is not None:
         return
     if data is None or config is None or predictions is None:
@@ -55,7 +86,7 @@ def evaluate(
     from cogen.eval import evaluate as run_evaluate
 
     if json_out is not None:
-        output_file(json_out, "--json")
+        output_file(json_out, "--json-out")
     if markdown is not None:
         output_file(markdown, "--markdown")
     metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
@@ -63,27 +94,25 @@ def evaluate(
                            memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
                            explain=explain or None)
     _refuse_unread(metrics)
-    for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
-        _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
     from cogen.eval.counts import valid_counts
 
     metrics["valid_counts"] = valid_counts(metrics)
-    _print(metrics, breakdown)
-    if markdown is not None:
-        _write_markdown(markdown, metrics)
-    if json_out is not None:
-        _write_json(json_out, metrics)
-        _console.out.print(f"metrics written to {json_out}")
+    if not json_output:
+        for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
+            _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
+        _print(metrics, breakdown)
+    _finish(metrics, markdown, json_out, json_output, "metrics")
 
 
-@app.command("baseline")
+@app.command("baseline", epilog=examples("cogen eval baseline -d cogen-data -c C1-1 -s test_ood --kind identity "
+                                         "-o preds.jsonl"))
 def baseline(
     data: DataOpt,
     config: ConfigOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Predictions file to write (.jsonl or .parquet).")],
     split: SplitOpt = "test_ood",
     kind: Annotated[str, typer.Option(help="identity (the input), target (the answer: 100 %) or zeros.")] = "identity",
-    queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
+    queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP, show_default="all")] = None,
 ) -> None:
     """Write trivial predictions for a split, to smoke-test an evaluation pipeline."""
     from cogen.eval import write_baseline
@@ -94,12 +123,13 @@ def baseline(
     _console.out.print(f"wrote {count} {kind} predictions to {out}")
 
 
-@app.command("programs")
+@app.command("programs", epilog=examples("cogen eval programs -d cogen-data -p replies.jsonl --markdown table1.md"))
 def programs_table(
     data: DataOpt,
     predictions: Annotated[Path, typer.Option("--predictions", "-p", help="Program replies (JSONL: id, reply, model, prompt_version).")],
     split: Annotated[str, typer.Option("--split", "-s", help="Split of the programs configs.")] = "test",
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report and every config's metrics to this JSON file.")] = None,
+    json_output: JsonOpt = False,
+    json_out: Annotated[Path | None, typer.Option("--json-out", help="Also write the report and every config's metrics to this JSON file.")] = None,
     markdown: MarkdownOpt = None,
     timeout: TimeoutOpt = None,
     memory_mb: MemoryOpt = None,
@@ -111,19 +141,29 @@ def programs_table(
     from cogen.families.programs.evaluate import evaluate_table
     from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
-    for path, name in ((json_out, "--json"), (markdown, "--markdown")):
+    for path, name in ((json_out, "--json-out"), (markdown, "--markdown")):
         if path is not None:
             output_file(path, name)
     report = evaluate_table(data, predictions, split, timeout=timeout or DEFAULT_TIMEOUT,
                             memory_mb=memory_mb or DEFAULT_MEMORY_MB, workers=workers, low_length=low_length,
                             low_errors=low_errors)
-    _console.out.print(report["markdown"], markup=False, highlight=False, soft_wrap=True)
-    _console.out.print(f"{sum(m['n'] for m in report['configs'].values())} programs scored in {report['seconds']:.2f} s")
+    if not json_output:
+        _console.out.print(report["markdown"], markup=False, highlight=False, soft_wrap=True)
+        _console.out.print(f"{sum(m['n'] for m in report['configs'].values())} programs scored in "
+                           f"{report['seconds']:.2f} s")
+    _finish(report, markdown, json_out, json_output, "report")
+
+
+def _finish(metrics: dict, markdown: Path | None, json_out: Path | None, json_output: bool, what: str) -> None:
+    """Write the Markdown and JSON files asked for, and print the JSON asked for on stdout."""
     if markdown is not None:
-        _write_markdown(markdown, report)
+        _write_markdown(markdown, metrics, quiet=json_output)
     if json_out is not None:
-        _write_json(json_out, report)
-        _console.out.print(f"report written to {json_out}")
+        _write_json(json_out, metrics)
+        if not json_output:
+            _console.out.print(f"{what} written to {json_out}")
+    if json_output:
+        _console.print_json(_clean(metrics))
 
 
 def _prompted(path: Path) -> set[str]:
@@ -139,12 +179,13 @@ def _prompted(path: Path) -> set[str]:
     return {str(r.get("row", r["id"])) for r in records}
 
 
-def _write_markdown(path: Path, metrics: dict) -> None:
+def _write_markdown(path: Path, metrics: dict, quiet: bool = False) -> None:
     if "markdown" not in metrics:
         raise typer.BadParameter("--markdown writes the Table-1 report of string-to-grid programs configs")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(metrics["markdown"], encoding="utf-8")
-    _console.out.print(f"Table-1 report written to {path}")
+    if not quiet:
+        _console.out.print(f"Table-1 report written to {path}")
 
 
 def _pad(text: str | None) -> tuple[int, int] | None:
@@ -171,24 +212,27 @@ def _refuse_unread(metrics: dict) -> None:
                         'record per sample, e.g. {"id": ..., "prediction": [[0, 1], [1, 0]]}')
 
 
-def _write_json(path: Path, metrics: dict) -> None:
-    import json
+def _clean(value):
+    """``value`` with every NaN as ``None``: JSON has no NaN."""
     import math
 
-    def clean(value):  # JSON has no NaN: write null
-        if isinstance(value, float) and math.isnan(value):
-            return None
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _write_json(path: Path, metrics: dict) -> None:
+    import json
 
     from cogen.errors import EvalError, os_error_text
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(clean(metrics), indent=2) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(_clean(metrics), indent=2) + "\n", encoding="utf-8")
     except OSError as error:
         raise EvalError(f"cannot write {path}: {os_error_text(error)}") from None
 

@@ -8,27 +8,31 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import examples
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 from cogen.cli._progress import progress_bar
 
 __all__ = ["register"]
 
 app = typer.Typer(help="Export LLM prompts for a split; parse the replies into predictions for `cogen eval`.",
-                  no_args_is_help=True)
+                  no_args_is_help=True,
+                  epilog=examples("cogen prompts export -d cogen-data -c C1-1 -s test_ood -o prompts.jsonl",
+                                  "cogen prompts parse -r replies.jsonl -o preds.jsonl"))
 
 
-@app.command("export")
+@app.command("export", epilog=examples("cogen prompts export -d cogen-data -c C1-1 -o prompts.jsonl --selection paper "
+                                       "--per-experiment 10"))
 def export(
     data: DataOpt,
     config: ConfigOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Prompts file to write (JSONL: id, prompt, ...).")],
     split: SplitOpt = "test_ood",
-    regime: Annotated[str | None, typer.Option(help="COGITAO task codes: explicit (names) or coded (t1, t2, ...). [default: explicit]")] = None,
-    examples: Annotated[int | None, typer.Option(min=1, help="COGITAO: in-context examples per prompt (from train). [default: 5]")] = None,
-    seed: Annotated[int | None, typer.Option(help="COGITAO: seed of the in-context example draw and of --per-experiment sampling. [default: 0; 42 with --selection paper]")] = None,
-    queries: Annotated[str | None, typer.Option(help="Compositional-ARC: first query of each episode, or all. [default: first]")] = None,
-    selection: Annotated[str | None, typer.Option(help="cogen (cogen's example rule) or paper (the paper's selection and sampling: COGITAO App. C; Compositional-ARC: one query per episode). [default: cogen]")] = None,
-    per_experiment: Annotated[int | None, typer.Option("--per-experiment", min=1, help="COGITAO: prompts per config (the paper: 10, seed 42); default every row ([default: 10] with --selection paper).")] = None,
+    regime: Annotated[str | None, typer.Option(help="COGITAO task codes: explicit (names) or coded (t1, t2, ...).", show_default="explicit")] = None,
+    examples: Annotated[int | None, typer.Option(min=1, help="COGITAO: in-context examples per prompt (from train).", show_default="5")] = None,
+    seed: Annotated[int | None, typer.Option(help="COGITAO: seed of the in-context example draw and of --per-experiment sampling.", show_default="0; 42 with --selection paper")] = None,
+    queries: Annotated[str | None, typer.Option(help="Compositional-ARC: first query of each episode, or all.", show_default="first")] = None,
+    selection: Annotated[str | None, typer.Option(help="cogen (cogen's example rule) or paper (the paper's selection and sampling: COGITAO App. C; Compositional-ARC: one query per episode).", show_default="cogen")] = None,
+    per_experiment: Annotated[int | None, typer.Option("--per-experiment", min=1, help="COGITAO: prompts per config (the paper: 10, seed 42).", show_default="every row; 10 with --selection paper")] = None,
     images: Annotated[Path | None, typer.Option(help="Compositional-ARC: draw each prompt's study pairs and query into a PNG in this folder (text+image prompts); the record names it under 'image'.")] = None,
     no_code: Annotated[bool, typer.Option("--no-code", help="Compositional-ARC: add the paper's 'Do not generate any code to solve the task' line.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
@@ -44,7 +48,7 @@ def export(
     _console.out.print(f"wrote {count} prompts to {out}" + (f"; images in {images}" if images is not None else ""))
 
 
-@app.command("parse")
+@app.command("parse", epilog=examples("cogen prompts parse -r replies.jsonl -o preds.jsonl --marker output:"))
 def parse(
     replies: Annotated[Path, typer.Option("--replies", "-r", help="JSONL of {\"id\": ..., \"reply\": ...} records.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Predictions file to write (.jsonl or .parquet).")],
