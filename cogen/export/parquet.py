@@ -14,8 +14,8 @@ from cogen.export import ExportSource, Written
 
 __all__ = ["PARQUET_BATCH_ROWS", "describe", "write_parquet"]
 
-#: Rows per batch, and so per row group of the written files.
-PARQUET_BATCH_ROWS = 10_000
+#: Rows per batch, and so per row group of the written files (int64 views make a batch 8x its int8 size).
+PARQUET_BATCH_ROWS = 2_048
 
 
 def describe() -> str:
