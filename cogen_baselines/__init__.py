@@ -28,5 +28,9 @@ _WHERE = {"MODELS": "registry", "RunConfig": "config", "find_runs": "table", "re
 
 def __getattr__(name: str):
     if name in _WHERE:
+        if _WHERE[name] != "table":  # the results table needs no torch; everything else does
+            from cogen.errors import optional_import
+
+            optional_import("torch", f"cogen_baselines.{name}")
         return getattr(importlib.import_module(f"cogen_baselines.{_WHERE[name]}"), name)
     raise AttributeError(f"module 'cogen_baselines' has no attribute {name!r}")

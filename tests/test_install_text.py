@@ -92,6 +92,16 @@ def test_optional_imports_fail_with_one_line_naming_the_extra(monkeypatch):
         optional_import("cogen_no_such_module", "nothing")
 
 
+def test_baselines_without_torch(monkeypatch):
+    import cogen_baselines
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(MissingDependencyError) as caught:
+        cogen_baselines.RunConfig  # noqa: B018 - the attribute access imports the module
+    assert _one_line(caught.value, "baselines").startswith("cogen_baselines.RunConfig needs PyTorch")
+    assert callable(cogen_baselines.results_table)  # the table writer needs no torch
+
+
 def test_stream_torch_dataset_without_torch(monkeypatch):
     from cogen.stream import SampleStream
 
