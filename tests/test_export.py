@@ -213,28 +213,3 @@ def test_arc_json_numbers_cogitao_tasks_as_the_whole_split_grouping_does(small_b
         assert [task_id for task_id, _ in written] == [f"C1-2-{split}-{n:06d}" for n in range(len(expected))]
         assert [rows for _, rows in written] == expected
 
-
-def test_export_and_io_name_no_family():
-    """The generic writer and loaders reach family code only through the family records (issue 24)."""
-    import ast
-    import re
-
-    import cogen
-    from cogen.families import FAMILIES
-
-    names = re.compile(r"\b(" + "|".join(map(re.escape, FAMILIES)) + r")\b")
-    root = Path(cogen.__file__).parent
-    found = []
-    for path in [*root.joinpath("export").rglob("*.py"), *root.joinpath("io").rglob("*.py")]:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                      if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
-                      and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
-                    and names.search(node.value):
-                found.append(f"{path.name}:{node.lineno}: {node.value!r}")
-            if isinstance(node, ast.Compare) and "family" in ast.unparse(node.left) \
-                    and any(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in node.comparators):
-                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
-    assert found == []

@@ -38,8 +38,9 @@ def export(
                                         autocompletion=complete_formats)],
     name: Annotated[str | None, typer.Option(help="mlc: the trainer's data_file_name (files train_<name>.jsonl, ...).",
                                              show_default="the reference split script's, systematicity_seed_<seed>")] = None,
-    shots: Annotated[int | None, typer.Option(help="arc-json, COGITAO: demonstration pairs per task; each task has "
-                                                   "one test pair.", show_default="3")] = None,
+    shots: Annotated[int | None, typer.Option(help="arc-json, families whose rows are grouped into tasks: "
+                                                   "demonstration pairs per task; each task has one test pair.",
+                                              show_default="3")] = None,
     columns: Annotated[str | None, typer.Option(help="parquet: column view (see --format).", show_default="cogen",
                                                 autocompletion=complete_columns)] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace everything in a non-empty --out with the export.")] = False,
@@ -65,8 +66,7 @@ def export(
 
 
 EXAMPLES = examples("cogen export -f arc-json -d cogen-data -c C1-1 -o arc-c1-1 --shots 3",
-                    "cogen export -f parquet -d cogen-data -c C1-1 -o release --columns cogitao-release",
-                    "cogen export -f mlc -d cogen-data -c carc-systematicity-1860 -o mlc-data")
+                    "cogen export -f parquet -d cogen-data -c C1-1 -o c1-1-parquet --force --json")
 
 
 def register(root: typer.Typer) -> None:

@@ -14,8 +14,8 @@ from cogen.cli._options import FolderArg, one_config
 
 def register(app: typer.Typer) -> None:
     """Add the publishing commands to ``app``."""
-    app.command("push", epilog=examples("cogen push cogen-data --repo org/cogitao --dry-run"))(push)
-    app.command("merge", epilog=examples("cogen merge out/c1 out/g2 --into hub/cogitao"))(merge)
+    app.command("push", epilog=examples("cogen push cogen-data --repo org/benchmark --dry-run"))(push)
+    app.command("merge", epilog=examples("cogen merge out/c1 out/g2 --into hub/benchmark"))(merge)
     app.command("render", epilog=examples("cogen render cogen-data --config C1-1 --split test_ood -n 8 --out previews"))(render)
     app.command("card", epilog=examples("cogen card cogen-data --license cc-by-4.0 --no-previews"))(card)
 

@@ -1,8 +1,8 @@
 """``cogen export``: write a built config in the file format another tool reads.
 
->>> report = export("cogen-data", "carc-systematicity-1860", "mlc-data", format="mlc")   # doctest: +SKIP
+>>> report = export("cogen-data", "C1-1", "arc-c1-1", format="arc-json", shots=3)      # doctest: +SKIP
 >>> [(f.path.name, f.rows) for f in report.files]                                       # doctest: +SKIP
-[('train_systematicity_seed_1860.jsonl', 82908), ('val_systematicity_seed_1860.jsonl', 8546), ...]
+[('train', 24994), ('validation', 244), ('test', 244), ('validation_ood', 250), ('test_ood', 250), ('index.json', 25982)]
 
 Every format is one :class:`ExportFormat` record: its name (the ``--format`` value), a line of
 description, and a *writer*, named ``"module:function"`` and imported on first use. A writer is
@@ -124,7 +124,8 @@ def formats() -> Mapping[str, ExportFormat]:
 
     found = {record.name: record for record in GENERIC_FORMATS}
     for family in FAMILIES.values():
-        for record in family.load("exporter").FORMATS:
+        exporter = family.load("exporter")
+        for record in exporter.FORMATS if exporter else ():
             found[record.name] = replace(record, family=family.name)
     return MappingProxyType(found)
 

@@ -3,11 +3,11 @@
 Each task is one JSON file ``<split>/<task id>.json`` holding ``{"train": [{"input", "output"}, ...],
 "test": [{"input", "output"}, ...]}``, grids as lists of rows of colour ints (true size, no
 padding). Which rows make a task is the family's: its ``exporter`` module's ``arc_tasks(source,
-split, **options)`` yields :class:`ArcTask` records (COGITAO groups samples of one sequence,
-Compositional-ARC writes an episode per task); a family without it has no ARC tasks.
+split, **options)`` yields :class:`ArcTask` records (one family groups samples of one sequence,
+another writes an episode per task); a family without it has no ARC tasks.
 
 ``index.json`` beside the split folders maps every task id to its split, its source row ids and
-the fields the family adds (COGITAO: its transformation sequence), so any task can be traced back
+the fields the family adds (such as the transformation sequence), so any task can be traced back
 to the data; ``shots`` is the number of demonstration pairs the tasks have, and
 ``rows_in_no_task`` counts, per split, the rows no task uses.
 """
@@ -47,7 +47,7 @@ def _takers() -> dict[str, object]:
     """Family title -> its ``arc_tasks``, for the families whose rows make ARC tasks."""
     from cogen.families import FAMILIES
 
-    hooks = {f.title: getattr(f.load("exporter"), "arc_tasks", None) for f in FAMILIES.values()}
+    hooks = {f.title: getattr(f.load("exporter"), "arc_tasks", None) for f in FAMILIES.values()}  # None: no exporter
     return {title: hook for title, hook in hooks.items() if hook is not None}
 
 
@@ -61,7 +61,7 @@ def _hook(source: ExportSource, options: dict):
     from cogen.families import family
 
     record = family(source.family)
-    hook = getattr(record.load("exporter"), "arc_tasks", None)
+    hook = getattr(record.load("exporter"), "arc_tasks", None)  # None when the family has no exporter
     if hook is None:
         raise DataError(f"config {source.config} is a {record.title} config; the arc-json format writes "
                         f"{', '.join(_takers())} configs")

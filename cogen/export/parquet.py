@@ -1,9 +1,8 @@
 """``cogen export --format parquet``: one Parquet file per split, under a column view.
 
 ``--columns cogen`` (the default) writes the rows as built; the other views are declared by the
-families (:mod:`cogen.io.views`): ``--columns cogitao-release`` writes a COGITAO config as the
-official release lays it out (``train.parquet``, ``val.parquet``, ... with int64 grids and
-``transformation_suite``). Rows are converted and written a batch at a time.
+families (:mod:`cogen.io.views`), such as a family's official release layout (its file names,
+column names and cell types). Rows are converted and written a batch at a time.
 """
 
 from __future__ import annotations

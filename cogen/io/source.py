@@ -32,7 +32,7 @@ def load_split(source, config: str | None = None, split: str = "train"):
     """One split as a ``datasets.Dataset``.
 
     ``source`` is a ``Dataset`` (returned as is), a ``DatasetDict``, a local folder (a build
-    folder or any folder ``load_dataset`` reads) or a Hub repo id such as ``"org/cogitao"``.
+    folder or any folder ``load_dataset`` reads) or a Hub repo id such as ``"org/benchmark"``.
     """
     if _is_dataset(source) or isinstance(source, Mapping):
         return _pick_split(source, split)
@@ -62,9 +62,9 @@ def load_configs(source, configs: list[str] | None = None, split: str | None = N
     """Every config of a build folder or Hub repo in one call: config -> ``DatasetDict`` (or the
     ``Dataset`` of ``split`` when given), in the card's order.
 
-    ``configs`` limits the configs; ``columns`` names a column view (:mod:`cogen.io.views`), such as
-    ``"cogitao-release"``, the official COGITAO release's column names and int64 grids, converted a
-    batch at a time into the ``datasets`` cache (peak memory stays that of the plain load).
+    ``configs`` limits the configs; ``columns`` names a column view (:mod:`cogen.io.views`), such as a
+    family's official release layout (its column names and int64 grids), converted a batch at a time
+    into the ``datasets`` cache (peak memory stays that of the plain load).
     """
     import datasets
 

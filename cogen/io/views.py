@@ -3,8 +3,8 @@
 A :class:`ColumnView` is declarative: which columns it renames, whose integer cells it widens, and
 what each split's file is called. ``cogen`` (the rows as built) is the only view every family has;
 the others are declared by the families (``COLUMN_VIEWS`` of a family's ``exporter`` module, e.g.
-COGITAO's ``cogitao-release``: the official release's names and int64 grids) and take that
-family's configs only. A view converts Arrow tables and record batches (``cogen export --format
+the layout of a family's official release: its names and int64 grids) and take that family's
+configs only. A view converts Arrow tables and record batches (``cogen export --format
 parquet --columns``) and ``datasets`` splits (:func:`cogen.io.load_configs`), batch by batch.
 """
 
@@ -107,7 +107,8 @@ def column_views() -> Mapping[str, ColumnView]:
 
     views = {AS_BUILT.name: AS_BUILT}
     for family in FAMILIES.values():
-        for view in family.load("exporter").COLUMN_VIEWS:
+        exporter = family.load("exporter")
+        for view in exporter.COLUMN_VIEWS if exporter else ():
             views[view.name] = replace(view, family=family.name)
     return MappingProxyType(views)
 
