@@ -131,6 +131,7 @@ def test_completion_offers_specs_configs_formats_views_and_transformations(small
     assert complete(f"cogen eval -d {small_build} -c ") == list(read_manifests(small_build))
     assert complete(f"cogen prompts export -d {small_build} -c C1-") == ["C1-1", "C1-2"]
     assert complete(f"cogen render {small_build} --config G") == ["G2-1"]
+    assert complete(f"cogen view {small_build} -c C1-") == ["C1-1", "C1-2"]
     assert complete("cogen export -f ") == list(formats())
     assert complete("cogen export --columns cogitao") == ["cogitao-release"]
     assert complete("cogen sample -t rot90,mirror_") == [f"rot90,{n}" for n in TRANSFORMS if n.startswith("mirror_")]

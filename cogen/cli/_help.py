@@ -49,7 +49,7 @@ def complete_configs(ctx, incomplete: str) -> list[str]:
         from cogen.folder import is_dataset_folder, read_manifests
 
         # while an option's value is completed, the arguments before it are left unparsed in ctx.args
-        given = [ctx.params.get("data"), ctx.params.get("folder"), *ctx.args]
+        given = [ctx.params.get(name) for name in ("data", "folder", "source")] + list(ctx.args)
         source = next((str(path) for path in given if path and is_dataset_folder(str(path))), None)
         if source is None:
             return []

@@ -18,6 +18,8 @@ branch on a family's name:
 ``card``           a :class:`cogen.card.family_card.FamilyCard`: what the dataset card says of the
                    family's configs (measures paragraph, study kinds, papers, differences from the
                    reference code, what changes out of domain, preview captions, extra tables)
+``viewer``         a module satisfying :class:`cogen.view.drawing.Viewer`: its rows as ``cogen view``
+                   draws them, its filters, its predictions scored row by row
 ``stream``         optional: ``stream_source(setting, config, split) -> StreamSource``, the family's
                    endless samples for :class:`cogen.stream.SampleStream` (empty: no streams)
 ``report``         optional: ``report(data, predictions, split, **options) -> dict``, a report over
@@ -61,7 +63,7 @@ __all__ = ["DEFAULT_FAMILY", "FAMILIES", "OPTIONAL_ROLES", "ROLES", "Builder", "
            "option_help"]
 
 #: Roles every family record names, each resolved by :meth:`Family.load`.
-ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card")
+ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card", "viewer")
 #: Roles a family may leave empty (it has no such thing): :meth:`Family.load` gives None for them.
 OPTIONAL_ROLES = ("stream", "report", "exporter")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
@@ -157,6 +159,7 @@ class Family:
     evaluator: str
     prompts: str
     card: str
+    viewer: str
     stream: str = ""
     report: str = ""
     report_help: str = ""
@@ -206,6 +209,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.cogitao.evaluate",
         prompts="cogen.families.cogitao.prompts:cogitao_split_prompts",
         card="cogen.families.cogitao.card:CARD",
+        viewer="cogen.families.cogitao.view",
         stream="cogen.families.cogitao.stream:stream_source",
         exporter="cogen.families.cogitao.export",
         column_notes=MappingProxyType({
@@ -253,6 +257,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.carc.evaluate",
         prompts="cogen.families.carc.prompts:carc_split_prompts",
         card="cogen.families.carc.card:CARD",
+        viewer="cogen.families.carc.view",
         exporter="cogen.families.carc.export",
         column_notes=MappingProxyType({
             **_ID_NOTE,
@@ -298,6 +303,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.programs.evaluate",
         prompts="cogen.families.programs.prompts:split_prompts",
         card="cogen.families.programs.card:CARD",
+        viewer="cogen.families.programs.view",
         report="cogen.families.programs.evaluate:evaluate_table",
         report_help="Score program replies against every string-to-grid config their ids name: the paper's Table 1.",
         column_notes=MappingProxyType({
