@@ -134,7 +134,7 @@ def test_cogen_eval_scores_every_model_and_explains_itself(data, tmp_path):
 def test_cli_eval_explain_markdown_and_json(data, tmp_path):
     replies = _replies(data, tmp_path / "replies.jsonl")
     result = runner.invoke(app, ["eval", "-d", str(data), "-c", "Q-horizontal", "-s", "test", "-p", str(replies),
-                                 "--explain", "--markdown", str(tmp_path / "t.md"), "--json", str(tmp_path / "m.json"),
+                                 "--explain", "--markdown", str(tmp_path / "t.md"), "--json-out", str(tmp_path / "m.json"),
                                  "--timeout", "3", "--memory-mb", "128", "--workers", "1", "--low-length", "100",
                                  "--low-errors", "2"])
     assert result.exit_code == 0, result.output
@@ -150,7 +150,7 @@ def test_cli_eval_explain_markdown_and_json(data, tmp_path):
 
 def test_cli_eval_programs_writes_table_1(data, tmp_path):
     replies = _replies(data, tmp_path / "replies.jsonl")
-    result = runner.invoke(app, ["eval", "programs", "-d", str(data), "-p", str(replies), "--json",
+    result = runner.invoke(app, ["eval", "programs", "-d", str(data), "-p", str(replies), "--json-out",
                                  str(tmp_path / "t.json"), "--markdown", str(tmp_path / "t.md"), "--workers", "2",
                                  "--timeout", "2", "--memory-mb", "200", "--low-length", "150", "--low-errors", "3"])
     assert result.exit_code == 0, result.output

@@ -316,7 +316,7 @@ def test_scores_do_not_depend_on_who_runs_the_scorer(data, tmp_path):
         path.chmod(0o777 if path.is_dir() else 0o666)
     as_root = evaluate_table(shared / "data", replies, timeout=1.0)
     command = [sys.executable, "-m", "cogen", "eval", "programs", "-d", str(shared / "data"), "-p", str(replies),
-               "--timeout", "1", "--json", str(shared / "nobody.json")]
+               "--timeout", "1", "--json-out", str(shared / "nobody.json")]
     done = subprocess.run(command, user=65534, group=65534, extra_groups=[], capture_output=True, text=True,
                           cwd=shared, env={**os.environ, "HOME": str(shared)})
     assert done.returncode == 0, done.stderr
