@@ -56,6 +56,7 @@ LowLengthOpt = Annotated[float | None, typer.Option(help=option_help("eval", "lo
 LowErrorsOpt = Annotated[float | None, typer.Option(help=option_help("eval", "low_errors"))]
 MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help=option_help("eval", "markdown"))]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print every metric as JSON on stdout (for scripts), not the tables.")]
+UnsafeOpt = Annotated[bool, typer.Option("--unsafe-run-untrusted-code", help=option_help("eval", "unsafe"))]
 
 
 @app.callback()
@@ -80,6 +81,7 @@ def evaluate(
     explain: Annotated[bool, typer.Option("--explain", help=option_help("eval", "explain"))] = False,
     markdown: MarkdownOpt = None,
     prompts: Annotated[Path | None, typer.Option("--prompts", help="Score only the rows these exported prompts ask about (a --per-experiment sample).")] = None,
+    unsafe: UnsafeOpt = False,
 ) -> None:
     """Score --predictions against --split of --config; print a table (or --json), optionally write --json-out."""
     if ctx.invoked_subcommand is not None:
@@ -92,10 +94,11 @@ def evaluate(
         output_file(json_out, "--json-out")
     if markdown is not None:
         output_file(markdown, "--markdown")
+    _warn_unsafe(unsafe)
     metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
                            pad=_pad(pad), stubbornness=stubbornness, queries=queries, timeout=timeout,
                            memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
-                           explain=explain or None)
+                           explain=explain or None, unsafe=unsafe or None)
     _refuse_unread(metrics)
     from cogen.eval.counts import valid_counts
 
@@ -141,12 +144,14 @@ def _report_command(record: Family):
         workers: SandboxWorkersOpt = None,
         low_length: LowLengthOpt = None,
         low_errors: LowErrorsOpt = None,
+        unsafe: UnsafeOpt = False,
     ) -> None:
         for path, name in ((json_out, "--json-out"), (markdown, "--markdown")):
             if path is not None:
                 output_file(path, name)
+        _warn_unsafe(unsafe)
         options = {"timeout": timeout, "memory_mb": memory_mb, "workers": workers, "low_length": low_length,
-                   "low_errors": low_errors}
+                   "low_errors": low_errors, "unsafe": unsafe or None}
         result = record.load("report")(data, predictions, split,
                                        **{name: value for name, value in options.items() if value is not None})
         if not json_output:
@@ -162,6 +167,13 @@ for _record in FAMILIES.values():
     if _record.report:
         app.command(_record.name, help=_record.report_help, epilog=examples(
             f"cogen eval {_record.name} -d cogen-data -p replies.jsonl --markdown report.md"))(_report_command(_record))
+
+
+def _warn_unsafe(unsafe: bool) -> None:
+    """A note that untrusted code runs without isolation because the user said so."""
+    if unsafe:
+        _console.note("running untrusted code WITHOUT isolation (--unsafe-run-untrusted-code): "
+                      "it can read and change your files")
 
 
 def _prompted(path: Path) -> set[str]:

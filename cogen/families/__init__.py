@@ -305,7 +305,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         card="cogen.families.programs.card:CARD",
         viewer="cogen.families.programs.view",
         report="cogen.families.programs.evaluate:evaluate_table",
-        report_help="Score program replies against every string-to-grid config their ids name: the paper's Table 1.",
+        report_help="Score program replies against every string-to-grid config their ids name: the paper's Tables 1 "
+                    "and 2. Programs run confined by the kernel (bubblewrap); without it this refuses to run them.",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "
@@ -322,13 +323,15 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         }),
         eval_help=MappingProxyType({
             "predictions": "program replies (JSONL: id, reply, model, prompt_version).",
-            "timeout": "wall-clock seconds a program may take for all 16 inputs; default 2.",
+            "timeout": "CPU seconds a program may use for all 16 inputs; default 2.",
             "memory_mb": "address space a program may use, in MB; default 256.",
             "workers": "sandbox processes running programs in parallel; default one per core.",
             "low_length": "L(P+) at or below this is low (T1/T3); default (L_s + L_z) / 2 = 180.",
             "low_errors": "E at or below this is low (T1/T2); default d / 4 = 4.",
             "explain": "print each combination and output value counted, with its source line.",
-            "markdown": "also write the Table-1 report (L(P+) / E / C per setting and model) as Markdown.",
+            "markdown": "also write the paper's Tables 1 and 2 (L(P+) | E | C(P) per setting, n_valid) as Markdown.",
+            "unsafe": "run the programs without kernel isolation, where bubblewrap is unavailable: they can then "
+                      "read and change your files. Only for programs you trust.",
         }),
     ),
 })
