@@ -95,15 +95,16 @@ Compile = Annotated[str, typer.Option("--compile", help="torch.compile: auto (CU
 Precision = Annotated[str, typer.Option(help="auto (fp16 mixed precision on CUDA, fp32 elsewhere), fp32, fp16 or bf16; fp16/bf16 force the GPU's path on any device.")]
 GradAccum = Annotated[int | None, typer.Option(min=1, help="Micro-batches per optimiser update. Memory only: an update still sees the paper's batch. `cogen baselines preflight` says which value fits.", show_default="the model's; MLC 8")]
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")]
+Model = Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada, llada-sft or mlc.")]
+Data = Annotated[str, typer.Option("--data", "-d", help=_DATA)]
+Config = Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.",
+                                     autocompletion=complete_configs)]
 
 
 @app.command("train", epilog=examples("cogen baselines train --model grid-tf --data cogen-data --config C1-1 --seed 0",
                                       "cogen baselines train -m resnet -d cogen-data -c C1-1 --size small --device cpu"))
 def train(
-    model: Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada, llada-sft or mlc.")],
-    data: Annotated[str, typer.Option("--data", "-d", help=_DATA)],
-    config: Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.",
-                                        autocompletion=complete_configs)],
+    model: Model, data: Data, config: Config,
     seed: Annotated[int, typer.Option(help="Seed of the weights, the order and the dropout.")] = 0,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder.", show_default="runs/<model>/<config>/seed<seed>")] = None,
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
@@ -194,10 +195,7 @@ def suite(
     "cogen baselines preflight --model grid-tf --data cogen-data --config C1-1",
     "cogen baselines preflight -m pl-tf -d cogen-data -c C1-1 --device cuda --grad-accum 2 --json"))
 def preflight(
-    model: Annotated[str, typer.Option("--model", "-m", help="A model of `cogen baselines models`.")],
-    data: Annotated[str, typer.Option("--data", "-d", help=_DATA)],
-    config: Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.",
-                                        autocompletion=complete_configs)],
+    model: Model, data: Data, config: Config,
     batch_size: BatchSize = None, size: Size = "paper", device: Device = "auto", train_samples: TrainSamples = None,
     task_codes: TaskCodes = "auto", compile_: Compile = "auto", precision: Precision = "auto",
     grad_accum: GradAccum = None,
