@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 torch = pytest.importorskip("torch")
 
-from baselines_helpers import built, one_thread  # noqa: F401  (autouse fixture)
+from baselines_helpers import built, compgen_build, one_thread  # noqa: F401  (fixtures)
 
 from cogen.cli import app
 from cogen_baselines.paper import EXPERIMENTS, TABLE_1
@@ -23,11 +23,6 @@ from cogen_baselines.table import find_runs, mean_sem, results_table
 
 runner = CliRunner()
 SMALL = ["--size", "small", "--epochs", "1", "--batch-size", "16", "--train-samples", "32", "--device", "cpu"]
-
-
-@pytest.fixture(scope="module")
-def compgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "compgen")
 
 
 def _cli(*args: str):
@@ -214,4 +209,4 @@ def test_train_with_stream_records_it_and_scores_like_any_run(compgen, tmp_path)
 def test_stream_with_mlc_is_refused(tmp_path, errors):
     message = errors("train", "--model", "mlc", "--data", str(tmp_path), "--config", "carc-3shot-1860",
                      "--stream", "c1", "--out", str(tmp_path / "run"))
-    assert "--stream makes COGITAO samples" in message
+    assert "--stream makes fresh grid samples; mlc trains on stored episodes" in message

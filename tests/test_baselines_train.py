@@ -6,31 +6,20 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from baselines_helpers import CARC_CONFIG, built, one_thread  # noqa: F401  (autouse fixture)
+from baselines_helpers import CARC_CONFIG, built, compgen_build, envgen_build, one_thread  # noqa: F401  (fixtures)
 
-from cogen_baselines.cogitao import GridWorkload
 from cogen_baselines.evaluate import scan
+from cogen_baselines.grids import GridWorkload
 from cogen_baselines.protocol import lr_factor, select_epochs
 from cogen_baselines.registry import resolve_model
 from cogen_baselines.train import Protocol, fit
 
 CPU = torch.device("cpu")
-
-
-@pytest.fixture(scope="module")
-def envgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "envgen")
-
-
-@pytest.fixture(scope="module")
-def compgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "compgen")
 
 
 def _workload(data, config, name, **options) -> GridWorkload:
