@@ -70,11 +70,14 @@ print(rows["keys"].tobytes().hex())
 
 
 def test_refresh_writes_the_digest_of_the_dependencies(tmp_path, monkeypatch):
-    for relative in ("_rng.py", "carc/_kernels.py"):
+    dependencies = pins.PINNED["cogen.carc._kernels"]
+    assert "cogen._rng" in dependencies
+    for module in ("cogen.carc._kernels", *dependencies):
+        relative = pins._path(module).relative_to(PACKAGE)
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text((PACKAGE / relative).read_text())
     monkeypatch.setattr(pins, "_PACKAGE", tmp_path)
-    monkeypatch.setattr(pins, "PINNED", {"cogen.carc._kernels": ("cogen._rng",)})
+    monkeypatch.setattr(pins, "PINNED", {"cogen.carc._kernels": dependencies})
     pins.is_current.cache_clear()
     try:
         assert pins.is_current("cogen.carc._kernels")
