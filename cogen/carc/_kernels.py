@@ -94,6 +94,8 @@ META = Slots.of(globals(), "META_", META_SIZE, np.int64)
 Episodes = namedtuple("Episodes", ("ok", "grids", "meta", "shapes", "keys", "causes"))
 #: What :func:`generate_fixed` returns (the same fields, for episodes of given grammars).
 FixedEpisodes = namedtuple("FixedEpisodes", ("ok", "grids", "causes"))
+#: What :func:`transform` returns: the object's cell count (-1: the primitive cannot apply) and colour.
+Moved = namedtuple("Moved", ("count", "color"))
 #: Grammar attempts by outcome: accepted, or the block that could not be filled.
 #: ``reference_restart``: the reference would have restarted the episode (two of its i.i.d. query
 #: positions coincided, or its draws ran out), decided with :func:`query_acceptance`.
@@ -244,15 +246,15 @@ def _move(kind, a, b, rows, cols, n, out_rows, out_cols):
 
 @kernel
 def transform(kind, a, b, rows, cols, n, color, out_rows, out_cols):
-    """Apply one primitive ``(kind, a, b)``; returns (count, colour), count -1 when invalid."""
+    """Apply one primitive ``(kind, a, b)``; returns the :data:`Moved` object, count -1 when invalid."""
     if kind == SET_COLOR:
         for i in range(n):
             out_rows[i] = rows[i]
             out_cols[i] = cols[i]
-        return n, a
+        return Moved(count=n, color=a)
     if kind == GROW:
-        return _grow(a, b, rows, cols, n, out_rows, out_cols), color
-    return _move(kind, a, b, rows, cols, n, out_rows, out_cols), color
+        return Moved(count=_grow(a, b, rows, cols, n, out_rows, out_cols), color=color)
+    return Moved(count=_move(kind, a, b, rows, cols, n, out_rows, out_cols), color=color)
 
 
 @kernel
