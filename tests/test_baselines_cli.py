@@ -34,6 +34,7 @@ def _cli(*args: str):
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_train_table_suite_and_models_commands(compgen, tmp_path):
     runs = tmp_path / "suite"
     first = runs / "resnet" / "E-2" / "seed0"
@@ -89,6 +90,7 @@ def errors(capsys):
     yield _errors
 
 
+@pytest.mark.slow
 def test_the_entry_point_prints_one_line_without_a_traceback():
     result = subprocess.run([sys.executable, "-m", "cogen", "baselines", "table", "/no/such/runs"],
                             capture_output=True, text=True, check=False)
@@ -200,6 +202,7 @@ def test_the_papers_table_1_is_the_mean_of_its_tables_5_to_8():
             assert statistics.fmean(r[2] for r in rows) == pytest.approx(ood, abs=0.1), (setting, model)
 
 
+@pytest.mark.slow
 def test_train_with_stream_records_it_and_scores_like_any_run(compgen, tmp_path):
     folder = tmp_path / "streamed"
     result = _cli("baselines", "train", "--model", "resnet", "--data", str(compgen), "--config", "E-1",

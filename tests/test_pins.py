@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import cogen
 from cogen import pins
 
@@ -41,6 +43,7 @@ def test_every_kernel_module_pins_exactly_what_it_imports():
         assert set(pins.PINNED.get(module, ())) == imported, module
 
 
+@pytest.mark.slow
 def test_a_stale_pin_compiles_the_module_without_the_cache_and_gives_the_same_samples():
     script = """
 import numpy as np

@@ -149,6 +149,7 @@ def _hostile(victim: Path, port: int) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_hostile_programs_are_scored_not_obeyed(data, victim, listener, tmp_path, monkeypatch):
     port, accepted = listener
     monkeypatch.setenv("COGEN_TEST_SECRET", "s3cret")
@@ -180,6 +181,7 @@ def test_hostile_programs_are_scored_not_obeyed(data, victim, listener, tmp_path
     assert metrics["format_errors"]["reasons"] == {"missing": 5 * len(records), "no code": 1, "syntax error": 1}
 
 
+@pytest.mark.slow
 def test_the_sandbox_survives_a_program_that_kills_its_server(tmp_path):
     from cogen.programs.sandbox import Sandbox
 
@@ -250,6 +252,7 @@ def test_cli_eval_programs_writes_table_1(data, tmp_path):
     assert library["report"]["cells"]["oracle"]["random"]["errors"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), [
     (["eval", "-d", "DATA", "-c", "Q-horizontal", "-s", "test", "-p", "missing.jsonl"], "no such replies file"),
     (["eval", "-d", "DATA", "-c", "Q-horizontal", "-s", "test", "-p", "REPLIES", "--queries", "first"],

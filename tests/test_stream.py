@@ -105,6 +105,7 @@ def test_the_guard_removes_every_stored_pair_and_without_it_they_come(cramped):
     assert moved.any() and np.array_equal(plain["input"][~moved], guarded["input"][~moved])
 
 
+@pytest.mark.slow
 def test_torch_workers_and_ranks_partition_the_indices():
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader
