@@ -137,3 +137,9 @@ def test_sweep_is_a_plain_enumeration():
     table = sweep()
     assert table.shape[1] == len(RECIPE_COLUMNS) and np.array_equal(table, sweep())
     assert len(np.unique(table[:, -1])) == len(table)
+
+
+def test_the_shipped_readme_is_the_one_the_shipped_bank_writes():
+    from cogen.bank._readme import readme
+
+    assert readme(load_bank()) == (objects_dir() / "README.md").read_text(encoding="utf-8")

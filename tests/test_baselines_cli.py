@@ -218,3 +218,14 @@ def test_stream_with_mlc_is_refused(tmp_path, errors):
     message = errors("train", "--model", "mlc", "--data", str(tmp_path), "--config", "carc-3shot-1860",
                      "--stream", "c1", "--out", str(tmp_path / "run"))
     assert "--stream makes COGITAO samples" in message
+
+
+def test_the_suite_plans_every_model_config_and_seed_in_order(compgen):
+    from cogen_baselines.errors import BaselineError
+    from cogen_baselines.suite import plan
+
+    runs = plan(["resnet"], ["e"], [0, 1], str(compgen))
+    assert [(run.model, run.config, run.seed) for run in runs] == [
+        ("resnet", config, seed) for config in ("E-1", "E-2") for seed in (0, 1)]
+    with pytest.raises(BaselineError, match="no config of setting 'x'"):
+        plan(["resnet"], ["x"], [0], str(compgen))

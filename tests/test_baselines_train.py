@@ -112,6 +112,7 @@ def test_checkpoint_rules_pick_their_epochs():
     assert select_epochs([]) == {"ood_loss": None, "id_val": None, "final": None}
 
 
+@pytest.mark.slow
 def test_a_run_writes_its_folder_and_cogen_eval_scores_its_predictions(compgen, tmp_path):
     from cogen.eval import evaluate
     from cogen_baselines.config import RunConfig

@@ -35,8 +35,7 @@ def test_cli_help_is_fast_and_lists_commands():
     assert elapsed < 2.0, f"cogen --help took {elapsed:.2f} s"
 
 
-@pytest.mark.slow
-def test_cli_version():
+def test_cli_version():  # the one fast subprocess: `python -m cogen` itself (cogen/__main__.py)
     result = subprocess.run([sys.executable, "-m", "cogen", "--version"], capture_output=True, text=True)
     assert result.returncode == 0
     assert result.stdout.strip().startswith("cogen ")

@@ -120,6 +120,15 @@ def test_torch_workers_and_ranks_partition_the_indices():
     assert sorted(seen) == list(range(95))
 
 
+def test_torch_ranks_partition_the_indices_in_one_process():
+    torch = pytest.importorskip("torch")
+
+    stream = SampleStream("c1", "C1-1", batch_size=10)
+    batches = [batch for rank in range(3) for batch in stream.torch_dataset(rank=rank, world_size=3, limit=45)]
+    assert sorted(index for batch in batches for index in batch["index"].tolist()) == list(range(45))
+    assert all(batch["input"].dtype == torch.int8 for batch in batches)
+
+
 def test_bad_input_is_a_clear_error(tmp_path, cramped):
     with pytest.raises(SpecError, match="holds 5 configs"):
         SampleStream("c1")
