@@ -101,7 +101,8 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
           executor: str = "local", dask_address: str | None = None, only: list[str] | None = None,
           rows_per_shard: int = 50_000, progress: Progress | None = None, notify: Notify | None = None,
           force: bool = False, dask_scheduler_file: str | None = None, client=None,
-          storage_options: dict | None = None, state_dir: str | Path | None = None) -> BuildReport:
+          storage_options: dict | None = None, state_dir: str | Path | None = None,
+          parquet_cdc: bool = False) -> BuildReport:
     """Build the configs of ``spec`` (a spec file path or a packaged spec name) into ``folder``.
 
     The folder gets ``data/<config>/<split>-XXXXX-of-YYYYY.parquet``, ``manifests/<config>.json``
@@ -118,7 +119,12 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
     folder under ``~/.cache/cogen/remote-builds``). A Dask cluster is reached through ``client``
     (an existing ``distributed.Client``), ``dask_scheduler_file`` or ``dask_address``; its workers
     need no shared disk (they return the bytes, or upload them), and must run the driver's
-    versions of cogen, numpy, numba and pyarrow (checked before any work).
+    versions of cogen, numpy, numba, pyarrow and polars (checked before any work).
+
+    ``parquet_cdc`` writes the shards with content-defined chunking (for a dataset that is
+    appended to: the Hub then deduplicates unchanged chunks); it costs about twice the encoding
+    time, and the folder's manifests and shard stamps record it, so a build with the other
+    setting rewrites every shard.
     """
     if scale <= 0:
         raise BuildError(f"--scale must be positive, got {scale}")
@@ -137,7 +143,7 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
         check_card_owner(folder, force)
         try:
             reports = _build_locked(setting, store, spec, tally, rows_per_shard=rows_per_shard, workers=workers,
-                                    executor=executor, dask=dask, progress=progress, notify=notify)
+                                    executor=executor, dask=dask, progress=progress, notify=notify, cdc=parquet_cdc)
         except KeyboardInterrupt:
             raise BuildInterrupted(tally.message(folder)) from None
     return BuildReport(store.url if store.remote else folder, reports, time.perf_counter() - started)
@@ -152,11 +158,11 @@ def _check_remote_card(store: RemoteStore, force: bool) -> None:
 
 def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally: _Tally, *, rows_per_shard: int,
                   workers: int, executor: str, dask: dict, progress: Progress | None,
-                  notify: Notify | None) -> list[ConfigReport]:
+                  notify: Notify | None, cdc: bool = False) -> list[ConfigReport]:
     folder = store.state
     builder = builder_for(setting, rows_per_shard)
     fingerprints = builder.fingerprints()
-    trusted = _trusted_manifests(folder, fingerprints)
+    trusted = _trusted_manifests(folder, fingerprints, cdc)
     reports = {name: _kept_report(m) for name, m in trusted.items()
                if m.get("rows_per_shard") == rows_per_shard and _files_match(store, m)}
     tally.finished = list(reports)
@@ -175,6 +181,7 @@ def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally
                                client=dask["client"]) as pool:
                 tally.phase = "sampling keys"
                 plans = builder.prepare(pool, _announcing(progress, "keys", builder.key_rows()), scratch=scratch)
+                plans = [plan.with_cdc(cdc) for plan in plans]
                 recorded = {plan.config: _recorded(folder, plan, trusted.get(plan.config)) for plan in plans}
                 for plan in plans:
                     _clear_stale(store, plan, recorded[plan.config])
@@ -185,7 +192,7 @@ def _build_locked(setting: Setting, store: LocalStore | RemoteStore, spec, tally
         for plan in plans:
             shard_results = [r for r in results if r.config == plan.config]
             write_json_atomic(manifest_path(folder, plan.config),
-                              _manifest(plan, shard_results, store, spec, rows_per_shard))
+                              _manifest(plan, shard_results, store, spec, rows_per_shard, cdc))
             clear_journal(folder, plan.config)
             reports[plan.config] = _report(plan, shard_results)
             tally.finished.append(plan.config)
@@ -234,9 +241,10 @@ def _output_folder(folder) -> Path:
     return folder
 
 
-def _trusted_manifests(folder: Path, fingerprints: dict[str, str]) -> dict[str, dict]:
+def _trusted_manifests(folder: Path, fingerprints: dict[str, str], cdc: bool = False) -> dict[str, dict]:
     """The manifests of this build's configs that can be trusted: the spec's fingerprint, shard
-    records, and the SHA-256 that the card lists for them (so an edited manifest is not)."""
+    records, the shard format asked for, and the SHA-256 that the card lists for them (so an
+    edited manifest is not)."""
     listed = folder_card_checksums(folder) or {}
     trusted = {}
     for name, fingerprint in fingerprints.items():
@@ -248,7 +256,7 @@ def _trusted_manifests(folder: Path, fingerprints: dict[str, str]) -> dict[str, 
         except (OSError, ValueError):
             continue
         if isinstance(manifest, dict) and manifest.get("fingerprint") == fingerprint and has_shard_records(manifest) \
-                and manifest.get("parquet_format", 1) == PARQUET_FORMAT:
+                and manifest.get("parquet_format", 1) == PARQUET_FORMAT and manifest.get("parquet_cdc", False) == cdc:
             trusted[name] = manifest
     return trusted
 
@@ -373,7 +381,7 @@ def _kept_shard(store: LocalStore | RemoteStore, task: ShardTask,
 
 
 def _manifest(plan: ConfigPlan, results: list[ShardResult], store: LocalStore | RemoteStore, spec,
-              rows_per_shard: int) -> dict:
+              rows_per_shard: int, cdc: bool = False) -> dict:
     splits = {}
     for split, rows in plan.splits.items():
         shards = [r for r in results if r.split == split]
@@ -393,7 +401,8 @@ def _manifest(plan: ConfigPlan, results: list[ShardResult], store: LocalStore | 
                              f"expected {rows}; delete {store.url}/data/{plan.config} and rebuild")
     return {"config": plan.config, "manifest_format": MANIFEST_FORMAT, "fingerprint": plan.fingerprint,
             "spec_file": Path(str(spec)).name, **plan.info, "versions": environment_versions(),
-            "rows_per_shard": rows_per_shard, "parquet_format": PARQUET_FORMAT, "columns": dict(plan.columns),
+            "rows_per_shard": rows_per_shard, "parquet_format": PARQUET_FORMAT, "parquet_cdc": cdc,
+            "columns": dict(plan.columns),
             "splits": splits}
 
 
