@@ -233,7 +233,7 @@ def _run_steps(sequence, length, height, width, boxes, pixels, grid_out, record)
 def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids, positions, record):
     """One attempt: grid size, objects, placement, sequence. Returns (cause, height, width, n).
 
-    ``pools`` = (candidates, bands) of the sequence's object pool (:func:`_pools`); ``kept`` as
+    ``pools`` = (candidates, bands) of the sequence's object pool (``pools`` in :func:`_draw`); ``kept`` as
     :func:`_draw_kept`. ``record`` (a :data:`Record`) receives the input state and every state the
     attempt validated.
     """
@@ -351,67 +351,78 @@ def _work(capacity, recording):
 
 
 @kernel
-def _pools(program, sequence, length):
-    """(candidates, height bands) of the object pool for the preconditions of the sequence's steps
-    (no bands unless sizes are balanced)."""
-    mask = 0
-    for step in range(length):
-        mask |= program.token_bits[sequence[step]]
-    return (program.candidate_ids[program.candidate_offsets[mask] : program.candidate_offsets[mask + 1]],
-            program.candidate_bands[program.band_offsets[mask] : program.band_offsets[mask + 1]])
+def _draw(stream, indices, retries, program, bank, work, rows):
+    """The sampling loop: each sample of ``indices`` (regenerated ``retries`` times) draws attempts until
+    one is accepted, which ``keep`` stores into ``rows``, or the budget runs out; every attempt's cause
+    is counted. Returns the object cell buffer (grown as samples are kept).
 
+    ``keep`` and ``pools`` are closures, which Numba compiles into the loop: a kernel called once per
+    sample with the 29 arrays of ``rows`` and ``work`` would cost 15 % of the sampler's time.
+    """
+    # Fields bound once (a field read in the loop costs a reference count each time).
+    params, sequences, pool, token_bits = program.params, program.sequences, program.pool, program.token_bits
+    candidates, candidate_offsets = program.candidate_ids, program.candidate_offsets
+    bands, band_offsets = program.candidate_bands, program.band_offsets
+    rng, sequence, kept, scene, record, ids, placed = (work.rng, work.sequence, work.kept, work.scene, work.record,
+                                                       work.ids, work.positions)
+    ok, causes, noop, size_redraws, n_objects, starts = (rows.ok, rows.causes, rows.noop, rows.size_redraws,
+                                                         rows.n_objects, rows.object_cell_starts)
+    sizes, inputs, outputs, seqs, object_ids, positions, keys = (rows.sizes, rows.inputs, rows.outputs, rows.sequences,
+                                                                 rows.object_ids, rows.positions, rows.keys)
 
-@kernel
-def _keep(s, rows, work, length, height, width, n, cells):
-    """Store the accepted attempt as sample ``s`` of ``rows``: grids, sequence, objects, recorded
-    states and content key. Returns the object cell buffer (grown when full)."""
-    scene = work.scene
-    rows.ok[s] = True
-    rows.sizes[s, 0], rows.sizes[s, 1], rows.n_objects[s] = height, width, n
-    rows.inputs[s, :height, :width] = scene.grid_in[:height, :width]
-    rows.outputs[s, :height, :width] = scene.grid_out[:height, :width]
-    rows.sequences[s, :length] = work.sequence[:length]
-    rows.object_ids[s, :n] = work.ids[:n]
-    rows.positions[s, :n] = work.positions[:n]
-    if rows.frames.shape[0] > 0:
-        rows.frames[s, : length + 1, :height, :width] = work.record.frames[: length + 1, :height, :width]
-    if rows.object_boxes.shape[0] > 0:
-        cells, rows.object_cell_starts[s + 1] = _store_objects(work.record, n, length, rows.object_boxes[s], cells,
-                                                               rows.object_cell_starts[s])
-    rows.keys[s, 0], rows.keys[s, 1] = content_key(work.sequence, length, scene.grid_in, height, width)
-    return cells
+    def pools(length):
+        """(candidates, height bands) of the object pool for the preconditions of the sequence's steps
+        (no bands unless sizes are balanced)."""
+        mask = 0
+        for step in range(length):
+            mask |= token_bits[sequence[step]]
+        return (candidates[candidate_offsets[mask] : candidate_offsets[mask + 1]],
+                bands[band_offsets[mask] : band_offsets[mask + 1]])
 
+    def keep(s, length, height, width, n, cells):
+        """The keep-sample step: the accepted attempt becomes sample ``s`` of ``rows`` (grids, sequence,
+        objects, recorded states, content key); returns the object cell buffer."""
+        ok[s] = True
+        sizes[s, 0], sizes[s, 1], n_objects[s] = height, width, n
+        inputs[s, :height, :width] = scene.grid_in[:height, :width]
+        outputs[s, :height, :width] = scene.grid_out[:height, :width]
+        seqs[s, :length] = sequence[:length]
+        object_ids[s, :n] = ids[:n]
+        positions[s, :n] = placed[:n]
+        if rows.frames.shape[0] > 0:
+            rows.frames[s, : length + 1, :height, :width] = record.frames[: length + 1, :height, :width]
+        if rows.object_boxes.shape[0] > 0:
+            cells, starts[s + 1] = _store_objects(record, n, length, rows.object_boxes[s], cells, starts[s])
+        keys[s, 0], keys[s, 1] = content_key(sequence, length, scene.grid_in, height, width)
+        return cells
 
-@kernel
-def _sample(s, index, program, bank, work, rows, cells):
-    """Draw sample ``s`` (sample ``index`` of the stream; ``work.rng`` holds its state): attempts until
-    one is accepted (then :func:`_keep`) or the budget runs out, counting each attempt's cause.
-    Returns the object cell buffer."""
-    params = program.params
-    rng, sequence, kept = work.rng, work.sequence, work.kept
-    rows.object_cell_starts[s + 1] = rows.object_cell_starts[s]
-    length = 0
-    if params[P_EXPLICIT] == 1:
-        length = _draw_sequence(rng, index, program.sequences, program.pool, params, sequence)
-    _draw_kept(rng, params, kept)
-    first_valid = True
-    for attempt in range(params[P_MAX_ATTEMPTS]):
-        if params[P_BALANCE_SIZE] == 1 and attempt > 0 and attempt % params[P_SIZE_PATIENCE] == 0:
-            _draw_sizes(rng, kept)
-            rows.size_redraws[s] += 1
-        if params[P_EXPLICIT] == 0:
-            length = _draw_sequence(rng, index, program.sequences, program.pool, params, sequence)
-        cause, height, width, n = _attempt(rng, sequence, length, _pools(program, sequence, length), kept, params,
-                                           bank, work.scene, work.ids, work.positions, work.record)
-        if first_valid and (cause == 0 or cause == DEGENERATE):
-            rows.noop[s], first_valid = cause == DEGENERATE, False
-        if cause == DEGENERATE and params[P_KEEP_DEGENERATE] == 1:
-            cause = 0
-        rows.causes[s, cause] += 1
-        if cause == 0:
-            return _keep(s, rows, work, length, height, width, n, cells)
-    if kept[0] >= 0:
-        rows.n_objects[s] = kept[0]
+    cells = rows.object_cells
+    for s in range(indices.shape[0]):
+        rng[0] = sample_state(stream, indices[s], retries[s])
+        starts[s + 1] = starts[s]
+        length = 0
+        if params[P_EXPLICIT] == 1:
+            length = _draw_sequence(rng, indices[s], sequences, pool, params, sequence)
+        _draw_kept(rng, params, kept)
+        first_valid = True
+        for attempt in range(params[P_MAX_ATTEMPTS]):
+            if params[P_BALANCE_SIZE] == 1 and attempt > 0 and attempt % params[P_SIZE_PATIENCE] == 0:
+                _draw_sizes(rng, kept)
+                size_redraws[s] += 1
+            if params[P_EXPLICIT] == 0:
+                length = _draw_sequence(rng, indices[s], sequences, pool, params, sequence)
+            cause, height, width, n = _attempt(rng, sequence, length, pools(length), kept, params, bank, scene, ids,
+                                               placed, record)
+            if first_valid and (cause == 0 or cause == DEGENERATE):
+                noop[s], first_valid = cause == DEGENERATE, False
+            if cause == DEGENERATE and params[P_KEEP_DEGENERATE] == 1:
+                cause = 0
+            causes[s, cause] += 1
+            if cause == 0:
+                cells = keep(s, length, height, width, n, cells)
+                break
+        if not ok[s] and kept[0] >= 0:
+            n_objects[s] = kept[0]
     return cells
 
 
@@ -434,11 +445,7 @@ def generate(stream, indices, retries, program, bank, capacity, recording):
     draw, so every other array is the same either way.
     """
     rows = _allocate(indices.shape[0], capacity, recording)
-    work = _work(capacity, recording)
-    cells = rows.object_cells
-    for s in range(indices.shape[0]):
-        work.rng[0] = sample_state(stream, indices[s], retries[s])
-        cells = _sample(s, indices[s], program, bank, work, rows, cells)
+    cells = _draw(stream, indices, retries, program, bank, _work(capacity, recording), rows)
     return Rows(*(rows[:-1] + (cells[: rows.object_cell_starts[-1]],)))  # object_cells, the last field, grown
 
 
