@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import complete_transforms, examples
 from cogen.cli._options import SpecOrConfigOpt
 from cogen.cli._progress import progress_bar
 
@@ -24,9 +25,10 @@ class ExecutorKind(str, Enum):
 
 def register(app: typer.Typer) -> None:
     """Add the build commands to ``app``."""
-    app.command("build")(build)
-    app.command("verify")(verify)
-    app.command("sample")(sample)
+    app.command("build", epilog=examples("cogen build --config c1 --scale 0.01 --out c1-small",
+                                         "cogen build --config C3-1 --out data/c3 --workers 4"))(build)
+    app.command("verify", epilog=examples("cogen verify cogen-data", "cogen verify cogen-data --full --json"))(verify)
+    app.command("sample", epilog=examples("cogen sample -t rot90,translate_up --grid 20 --objects 2 --seed 0"))(sample)
 
 
 OutTargetOpt = Annotated[str, typer.Option(
@@ -40,7 +42,7 @@ def build(
     seed: Annotated[int | None, typer.Option(help="Override the spec's seed.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes (never changes the output).")] = min(os.cpu_count() or 1, 8),
     executor: Annotated[ExecutorKind, typer.Option(case_sensitive=False, help="local process pool, or a Dask cluster.")] = ExecutorKind.local,
-    dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask (default: a local cluster).")] = None,
+    dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask.", show_default="a local cluster")] = None,
     dask_scheduler_file: Annotated[str | None, typer.Option(help="Scheduler file (dask scheduler --scheduler-file) for --executor dask.")] = None,
     storage_options: Annotated[str | None, typer.Option(help='fsspec options for a URL --out, as JSON, e.g. \'{"endpoint_url": "http://host:9000"}\'.')] = None,
     only: Annotated[str | None, typer.Option(help="Comma-separated configs of the spec to build, e.g. C3-1,C3-2.")] = None,
@@ -126,8 +128,8 @@ def verify(
     folder: Annotated[str, typer.Argument(help="A dataset folder written by `cogen build` or `cogen merge`, or its "
                                                "fsspec URL (s3://bucket/prefix).")],
     shards: Annotated[int, typer.Option(min=0, help="Shards per config to regenerate for the determinism check.")] = 2,
-    full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row (default: a sample of "
-                                                      "10,000 rows per config).")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row, not a sample of "
+                                                      "10,000 rows per config.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
     storage_options: Annotated[str | None, typer.Option(help="fsspec options for a URL FOLDER, as JSON.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
@@ -164,7 +166,8 @@ def verify(
 
 
 def sample(
-    transforms: Annotated[str, typer.Option("--transforms", "-t", help="Comma-separated sequence, applied in order.")],
+    transforms: Annotated[str, typer.Option("--transforms", "-t", help="Comma-separated sequence, applied in order.",
+                                            autocompletion=complete_transforms)],
     grid: Annotated[str, typer.Option(help="Grid size: N or HxW.")] = "20",
     objects: Annotated[int, typer.Option(min=1, help="Number of objects.")] = 2,
     where: Annotated[str | None, typer.Option(help="Object filter, e.g. 'is_shape_fully_connected, rows<=5, cols<=5'.")] = None,
