@@ -308,6 +308,7 @@ def bars(monkeypatch) -> list[tuple[str, object]]:
     return opened
 
 
+@pytest.mark.slow
 def test_a_slow_kernel_load_says_it_is_compiling(spec, tmp_path, monkeypatch, capsys, bars):
     import time
 
