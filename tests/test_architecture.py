@@ -25,7 +25,7 @@ FAMILY_FOLDERS = sorted(path.name for path in (PACKAGE / "families").iterdir()
 FAMILY_SPEC_MODULES = ("spec", "schema")
 #: The layers, bottom first; a unit may import its own layer's units only where listed in SAME_LAYER.
 LAYERS = (
-    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng",
+    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng", "cogen._slots",
      "cogen.families", "cogen.palette"},
     {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.programs", "cogen.render"},
     {"cogen.specs"},

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+# Every test here runs cogen in a subprocess and kills it (slow); they read /proc (Linux only).
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TERMINAL_WIDTH": "200", "COLUMNS": "200"}
 
