@@ -26,6 +26,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 import warnings
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -136,9 +137,21 @@ class WorkerPool(ProcessPoolExecutor):
         if wait:
             shutil.rmtree(self._board, ignore_errors=True)
 
+    def _settled(self, timeout: float = 5.0) -> dict:
+        """The seen workers, once each has an exit code or ``timeout`` seconds have passed.
+
+        The pool's own thread terminates and reaps the other workers once one dies; while it reaps
+        one, ``exitcode`` read from this thread can still be None (both wait on the same pid), so
+        the worker that died would go unnamed.
+        """
+        deadline = time.monotonic() + timeout
+        while any(p.exitcode is None for p in self._seen.values()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self._seen
+
     def death(self) -> str:
         """One line on the worker that died: its pid, how it ended, what it was doing, the likely cause."""
-        ended = [p for p in self._seen.values() if p.exitcode not in (None, 0)]
+        ended = [p for p in self._settled().values() if p.exitcode not in (None, 0)]
         ended.sort(key=lambda p: p.exitcode == -signal.SIGTERM)  # the pool SIGTERMs the others once one dies
         if not ended:
             return ("a worker process of the build ended abruptly; finished shards are kept: run the same command "
