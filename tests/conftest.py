@@ -59,9 +59,12 @@ def small_build(tmp_path_factory):
 
     Two CompGen configs and one EnvGen config at scale 0.002 (200 training rows, 2 per other split).
     """
+    from cogen.hub import merge
     from cogen.pipeline import build
 
+    parts = tmp_path_factory.mktemp("small-build-parts")  # a folder holds one build: two builds are merged
+    build("c1", parts / "c1", scale=0.002, workers=1, only=["C1-1", "C1-2"])
+    build("g2", parts / "g2", scale=0.002, workers=1, only=["G2-1"])
     out = tmp_path_factory.mktemp("small-build")
-    build("c1", out, scale=0.002, workers=1, only=["C1-1", "C1-2"])
-    build("g2", out, scale=0.002, workers=1, only=["G2-1"])
+    merge([parts / "c1", parts / "g2"], out)
     return out

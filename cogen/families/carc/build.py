@@ -18,6 +18,7 @@ episode's head without generating it, so any shard can be regenerated from its m
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -180,9 +181,22 @@ class CarcBuilder:
         """The sampler of the spec's episode pool."""
         return EpisodeSampler.from_setting(self.setting)
 
+    @classmethod
+    def settings_from_manifests(cls, manifests: list[dict]) -> list:
+        """The settings the built configs of ``manifests`` came from (one per spec, restricted to
+        those configs), for ``cogen verify --regenerate``."""
+        groups: dict[str, list[str]] = {}
+        for manifest in manifests:
+            groups.setdefault(json.dumps(manifest["spec"], sort_keys=True), []).append(manifest["config"])
+        return [setting_from_dict(json.loads(spec)).only(names) for spec, names in groups.items()]
+
     def config_names(self) -> list[str]:
         """Names of the configs this build writes."""
         return [c.name for c in self.setting.configs]
+
+    def rows(self) -> int:
+        """Rows the build writes, at most (every config holds at most the pool's episodes)."""
+        return self.setting.episodes * len(self.setting.configs)
 
     def key_rows(self) -> int:
         """Episodes the key pass of :meth:`prepare` visits (for progress bars)."""

@@ -10,6 +10,7 @@ manifest and writes the rows in shards; any shard can be regenerated from the ma
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -141,9 +142,22 @@ class ProgramsBuilder:
     def __init__(self, setting: ProgramsSetting, rows_per_shard: int = 50_000):
         self.setting, self.rows_per_shard = setting, rows_per_shard
 
+    @classmethod
+    def settings_from_manifests(cls, manifests: list[dict]) -> list:
+        """The settings the built configs of ``manifests`` came from (one per spec, restricted to
+        those configs), for ``cogen verify --regenerate``."""
+        groups: dict[str, list[str]] = {}
+        for manifest in manifests:
+            groups.setdefault(json.dumps(manifest["spec"], sort_keys=True), []).append(manifest["config"])
+        return [setting_from_dict(json.loads(spec)).only(names) for spec, names in groups.items()]
+
     def config_names(self) -> list[str]:
         """Names of the configs this build writes."""
         return [c.name for c in self.setting.configs]
+
+    def rows(self) -> int:
+        """Rows the build writes (one per function)."""
+        return sum(config.functions for config in self.setting.configs)
 
     def key_rows(self) -> int:
         """No parallel key pass: a config's functions are keyed in :meth:`prepare`, in one vector step."""
