@@ -18,7 +18,6 @@ episode's head without generating it, so any shard can be regenerated from its m
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -185,10 +184,9 @@ class CarcBuilder:
     def settings_from_manifests(cls, manifests: list[dict]) -> list:
         """The settings the built configs of ``manifests`` came from (one per spec, restricted to
         those configs), for ``cogen verify --regenerate``."""
-        groups: dict[str, list[str]] = {}
-        for manifest in manifests:
-            groups.setdefault(json.dumps(manifest["spec"], sort_keys=True), []).append(manifest["config"])
-        return [setting_from_dict(json.loads(spec)).only(names) for spec, names in groups.items()]
+        from cogen.pipeline.regenerate import settings_by_spec
+
+        return settings_by_spec(manifests, setting_from_dict)
 
     def config_names(self) -> list[str]:
         """Names of the configs this build writes."""

@@ -10,7 +10,6 @@ manifest and writes the rows in shards; any shard can be regenerated from the ma
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -146,10 +145,9 @@ class ProgramsBuilder:
     def settings_from_manifests(cls, manifests: list[dict]) -> list:
         """The settings the built configs of ``manifests`` came from (one per spec, restricted to
         those configs), for ``cogen verify --regenerate``."""
-        groups: dict[str, list[str]] = {}
-        for manifest in manifests:
-            groups.setdefault(json.dumps(manifest["spec"], sort_keys=True), []).append(manifest["config"])
-        return [setting_from_dict(json.loads(spec)).only(names) for spec, names in groups.items()]
+        from cogen.pipeline.regenerate import settings_by_spec
+
+        return settings_by_spec(manifests, setting_from_dict)
 
     def config_names(self) -> list[str]:
         """Names of the configs this build writes."""
