@@ -31,7 +31,9 @@ OPTIONS = {"workers": 1, "rows_per_shard": 50}
 
 
 def every_file(folder: Path) -> dict[str, str]:
-    """SHA-256 of every file of a folder but the lock (the build state must be gone too)."""
+    """SHA-256 of every file of a finished build's folder; its build state (journals, plans, saved keys)
+    must be gone, only the lock left."""
+    assert [p.name for p in (folder / ".cogen").rglob("*")] == ["lock"]
     return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "lock"}
 
