@@ -259,3 +259,36 @@ def test_a_build_that_cannot_fit_in_memory_is_refused_before_it_starts(spec, tmp
 def test_numbers_no_build_can_use_give_one_line(spec, tmp_path, options, message):
     with pytest.raises(BuildError, match=message):
         build(spec, tmp_path / "out", **{"workers": 1, **options})
+
+
+@pytest.mark.parametrize("args,message", [
+    (["build", "--scale", "nan"], "--scale must be a finite number, got nan"),
+    (["build", "--scale", "inf"], "--scale must be a finite number, got inf"),
+    (["build", "--scale", "0"], "--scale must be greater than 0"),
+    (["build", "--seed", "-1"], "--seed must be at least 0, got -1"),
+    (["build", "--seed", str(2**64)], "--seed must be at most"),
+    (["build", "--workers", "0"], "--workers must be at least 1"),
+    (["verify", ".", "--shards", "-1"], "--shards must be at least 0"),
+])
+def test_every_cli_number_is_checked_before_any_work(args, message, tmp_path):
+    from typer.testing import CliRunner
+
+    from cogen.cli import app
+
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "out")] if args[0] == "build" else args)
+    assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_force_empties_a_remote_folder_too(spec, tmp_path):
+    pytest.importorskip("fsspec")
+    import fsspec
+
+    url, state = "memory://inputs-test/out", tmp_path / "state"
+    build(spec, url, state_dir=state, **OPTIONS)
+    with pytest.raises(BuildError, match="seed 3 in the folder, 9 now"):
+        build(spec, url, state_dir=state, seed=9, only=["T-1"], **OPTIONS)
+    build(spec, url, state_dir=state, seed=9, only=["T-1"], force=True, **OPTIONS)
+    files = fsspec.filesystem("memory").find("/inputs-test/out")
+    assert files and not [f for f in files if "/T-2" in f]  # the old T-2 is gone from the bucket too
+    fsspec.filesystem("memory").rm("/inputs-test", recursive=True)

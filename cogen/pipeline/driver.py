@@ -330,6 +330,7 @@ def _check_remote_card(store: RemoteStore, force: bool) -> None:
 def _build_locked(setting: Setting, job: _Build) -> list[ConfigReport]:
     builder = builder_for(setting, job.rows_per_shard)
     names = list(builder.fingerprints())
+    _sweep_temporaries(job.store, names)  # left by a build killed while writing (under the lock: nobody writes now)
     trusted = _trusted_manifests(job, names)
     reports = {name: _kept_report(m) for name, m in trusted.items() if _files_match(job.store, m)}
     reports.update(_finished_from_plans(job, [name for name in names if name not in reports]))
