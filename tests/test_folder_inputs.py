@@ -8,25 +8,12 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from test_build import TINY  # two configs, five splits, 12 shards of 50 rows
 
 from cogen.errors import BuildError, BuildInterrupted
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
 
-TINY = """\
-setting: T
-seed: 3
-defaults:
-  grid: {height: [6, 8], width: [6, 8]}
-  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
-  sizes: {train: 120, validation: 20, test: 20, validation_ood: 10, test_ood: 10}
-experiments:
-  T-1:
-    in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal, rot90]]}
-    out_of_domain: {sequences: [[rot90, mirror_horizontal]]}
-  T-2:
-    in_domain: {sequences: [[change_shape_color]]}
-"""
 OPTIONS = {"workers": 1, "rows_per_shard": 50}
 
 

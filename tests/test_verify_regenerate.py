@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_build import TINY as BUILD_TINY
 from typer.testing import CliRunner
 
 from cogen.card import write_card
@@ -25,18 +26,9 @@ from cogen.pipeline.verify import failed, verify
 
 pytestmark = pytest.mark.slow
 
-TINY = """\
-setting: T
-seed: 3
-defaults:
-  grid: {height: [6, 8], width: [6, 8]}
-  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
-  sizes: {train: 60, validation: 12, test: 12, validation_ood: 8, test_ood: 8}
-experiments:
-  T-1:
-    in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal, rot90]]}
-    out_of_domain: {sequences: [[rot90, mirror_horizontal]]}
-"""
+#: test_build's tiny spec, its first experiment alone, with splits large enough to shuffle and cut.
+TINY = BUILD_TINY[:BUILD_TINY.index("  T-2:")].replace("train: 120, validation: 20, test: 20", "train: 60, validation: 12, "
+                                                    "test: 12").replace("_ood: 10", "_ood: 8")
 
 
 @pytest.fixture(scope="module")
