@@ -146,7 +146,8 @@ def verify(
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
 ) -> None:
     """Re-check a built folder: card, file hashes, every column decoded, held-out data, uniqueness,
-    outputs re-derived from inputs, determinism."""
+    outputs re-derived from inputs, determinism; --regenerate also rebuilds every shard and the
+    object bank and compares them (the check no re-signed hash can fool)."""
     from rich.table import Table
 
     from cogen.pipeline.verify import failed
