@@ -316,8 +316,14 @@ def _check_memory(setting: Setting, job: _Build, force: bool) -> None:
                      "or pass --force to try anyway")
 
 
-def _gib(count: int) -> str:
-    return f"{count / 2**30:,.1f} GiB"
+def _gib(count: float) -> str:
+    """Bytes as GiB, or a larger unit when there are more than 1,024 of them."""
+    count /= 2**30
+    for unit in ("GiB", "TiB", "PiB"):
+        if count < 1024 or unit == "PiB":
+            return f"{count:,.1f} {unit}"
+        count /= 1024
+    return f"{count:,.1f} PiB"
 
 
 def _check_remote_card(store: RemoteStore, force: bool) -> None:
