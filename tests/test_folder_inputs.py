@@ -279,3 +279,15 @@ def test_force_empties_a_remote_folder_too(spec, tmp_path):
     files = fsspec.filesystem("memory").find("/inputs-test/out")
     assert files and not [f for f in files if "/T-2" in f]  # the old T-2 is gone from the bucket too
     fsspec.filesystem("memory").rm("/inputs-test", recursive=True)
+
+
+def test_a_build_that_failed_before_writing_anything_refuses_nothing(spec, tmp_path):
+    from cogen.errors import GenerationError
+
+    hopeless = _edited(spec, "[[translate_up], [rot90], [mirror_horizontal, rot90]]",
+                       "[[double_right, double_right, double_right]]").read_text()
+    spec.with_name("hopeless.yaml").write_text(hopeless.replace("rows: [1, 3], cols: [1, 3]", "rows: [3, 3], cols: [3, 3]"))
+    with pytest.raises(GenerationError):
+        build(spec.with_name("hopeless.yaml"), tmp_path / "out", **OPTIONS)
+    build(spec, tmp_path / "out", **OPTIONS)  # the fixed spec: nothing of the failed one was recorded
+    assert not failed(verify(tmp_path / "out"))

@@ -355,7 +355,6 @@ def _build_locked(setting: Setting, job: _Build) -> list[ConfigReport]:
 def _build_configs(builder: Builder, todo: list[str], trusted: dict[str, dict], job: _Build) -> dict[str, ConfigReport]:
     """Plan and write the configs ``todo``, then their manifests."""
     folder, store = job.folder, job.store
-    write_record(folder, {name: job.inputs[name] for name in todo})
     if job.progress:
         job.progress("compile", 0, 0)
     builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
@@ -371,6 +370,7 @@ def _build_configs(builder: Builder, todo: list[str], trusted: dict[str, dict], 
             plans = builder.prepare(cached or pool, _announcing(job.progress, "keys", builder.key_rows()),
                                     scratch=scratch)
             drafts = {plan.config: _draft(plan, job.key(plan.config)) for plan in plans}
+            write_record(folder, {name: job.inputs[name] for name in todo})  # before anything is written in data/
             for plan in plans:
                 write_json_atomic(plan_path(folder, plan.config), drafts[plan.config])
             recorded = {plan.config: _recorded(job, plan, trusted.get(plan.config)) for plan in plans}
