@@ -224,3 +224,13 @@ def test_every_family_regenerates_its_own_build(name, tmp_path):
     checks = verify(tmp_path / "data", regenerate=True)
     assert not failed(checks), failed(checks)
     assert all("every row, id and order equal" in c.detail for c in checks if c.name == "regenerated")
+
+
+def test_a_manifest_that_claims_a_huge_spec_is_not_rebuilt(folder):
+    manifest_path = folder / "manifests" / "T-1.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["spec"]["sizes"] = [[split, 10**8 if split == "train" else rows] for split, rows in manifest["spec"]["sizes"]]
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    write_card(folder, force=True)
+    bad = {c.name: c.detail for c in failed(verify(folder, regenerate=True))}
+    assert "makes 100,000,040 rows, the folder holds 100" in bad["regenerated"]

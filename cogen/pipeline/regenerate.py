@@ -125,6 +125,11 @@ def _regenerate_group(folder: Path, manifests: list[dict], rows_per_shard, pool,
 
 def _regenerate_builder(folder: Path, builder, manifests: dict[str, dict], pool, scratch: Path,
                         progress: Progress | None) -> dict[str, Check]:
+    names = builder.config_names()
+    held = sum(info.get("rows", 0) for name in names for info in manifests[name]["splits"].values())
+    if builder.rows() > 2 * held + 10_000:  # a hostile manifest must not make verify build without end
+        return {name: _failed(name, f"the spec in its manifest makes {builder.rows():,} rows, the folder holds "
+                                    f"{held:,}: the manifest was changed, so it is not rebuilt") for name in names}
     results, good = {}, []
     for name, fingerprint in builder.fingerprints().items():
         recorded = manifests[name].get("fingerprint")
