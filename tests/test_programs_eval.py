@@ -239,7 +239,7 @@ def test_cli_eval_programs_writes_table_1(data, tmp_path):
                                  str(tmp_path / "t.json"), "--markdown", str(tmp_path / "t.md"), "--workers", "2",
                                  "--timeout", "2", "--memory-mb", "200", "--low-length", "150", "--low-errors", "3"])
     assert result.exit_code == 0, result.output
-    assert "24 programs scored" in result.stdout
+    assert "24 predictions scored" in result.stdout
     table = (tmp_path / "t.md").read_text()
     assert table.splitlines()[0] == "| model | Horizontal | Random |"
     assert "| oracle |" in table and "| sloppy |" in table and "low L(P⁺) <= 150" in table

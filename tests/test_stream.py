@@ -10,11 +10,12 @@ from typer.testing import CliRunner
 
 from cogen.cli import app
 from cogen.errors import DataError, SpecError, UnknownNameError
+from cogen.families.cogitao.stream import stored_keys
 from cogen.folder import read_split
 from cogen.generate.sampler import generate_rows
 from cogen.io import split_arrays
 from cogen.pipeline import build
-from cogen.stream import SampleStream, stored_keys
+from cogen.stream import SampleStream
 
 #: 54 distinct (input, sequence) pairs in all (one pixel of 9 colours at 6 places): collisions are certain.
 CRAMPED = """\
@@ -82,7 +83,7 @@ def test_training_streams_never_draw_a_held_out_sequence():
 def test_stored_keys_are_the_samplers_keys(c1_folder):
     table = read_split(c1_folder, "C1-1", "train").table
     stream = SampleStream("c1", "C1-1")
-    keys = generate_rows(stream.job, np.arange(table.num_rows))["keys"]
+    keys = generate_rows(stream.source.job, np.arange(table.num_rows))["keys"]
     manifest = json.loads((c1_folder / "manifests" / "C1-1.json").read_text())
     regenerated = [index for index, _ in manifest["splits"]["train"]["regenerated"]]
     same = np.all(stored_keys(table) == keys, axis=1)
@@ -96,7 +97,7 @@ def test_the_guard_removes_every_stored_pair_and_without_it_they_come(cramped):
     guarded = SampleStream(cramped / "k.yaml", "K-1", guard=folder, batch_size=200).samples(0, 200)
 
     def keys(batch):
-        rows = generate_rows(SampleStream(cramped / "k.yaml", "K-1").job, batch["index"], batch["retry"])
+        rows = generate_rows(SampleStream(cramped / "k.yaml", "K-1").source.job, batch["index"], batch["retry"])
         return [tuple(k) for k in rows["keys"]]
 
     assert sum(k in stored for k in keys(plain)) > 20  # collisions are certain without the guard

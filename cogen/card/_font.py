@@ -1,4 +1,4 @@
-"""A 3x5 pixel font (capitals, digits, ``_``, ``-``, space) to label preview bands without a font file.
+"""A 3x5 pixel font (capitals, digits, ``_ - + > . ,``, space) to label preview bands without a font file.
 
 Lower-case text is drawn in capitals; a character the font lacks is drawn as a filled box.
 """
@@ -20,6 +20,7 @@ _ROWS = {
     "2": "##. ..# .#. #.. ###", "3": "##. ..# .#. ..# ##.", "4": "#.# #.# ### ..# ..#", "5": "### #.. ##. ..# ##.",
     "6": ".## #.. ### #.# ###", "7": "### ..# .#. .#. .#.", "8": "### #.# ### #.# ###", "9": "### #.# ### ..# ##.",
     "_": "... ... ... ... ###", "-": "... ... ### ... ...", " ": "... ... ... ... ...",
+    "+": "... .#. ### .#. ...", ">": "#.. .#. ..# .#. #..", ".": "... ... ... ... .#.", ",": "... ... ... .#. #..",
 }
 #: Character -> its 5x3 boolean bitmap.
 GLYPHS = {char: np.array([[c == "#" for c in row] for row in rows.split()], bool) for char, rows in _ROWS.items()}

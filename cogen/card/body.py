@@ -2,7 +2,8 @@
 
 Each placeholder is one function of a :class:`CardContext` (the folder's manifests, the repo id,
 the previews that exist); everything in the card is derived from the manifests, the
-transformation registry and :mod:`cogen.card.differences`, never typed twice.
+transformation registry and the card text of each family the folder holds (the
+:class:`~cogen.card.family_card.FamilyCard` of its record), never typed twice.
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cogen.card._studies import shift_text
-from cogen.card.papers import FAMILY_PAPERS, paper_link
+from cogen.card.papers import paper_link
 from cogen.card.settings import DEFAULT_SETTINGS, CardSettings
 from cogen.families import DEFAULT_FAMILY, family
+
+if TYPE_CHECKING:
+    from cogen.card.family_card import FamilyCard
 
 __all__ = ["PLACEHOLDERS", "CardContext", "manifest_checksums", "render_body"]
 
@@ -38,7 +43,7 @@ class CardContext:
 
     def papers(self):
         """The papers of the families the folder holds."""
-        return [paper for name in self.families() for paper in FAMILY_PAPERS.get(name, ())]
+        return [paper for name in self.families() for paper in card_text(name).papers]
 
     def studies(self) -> dict[tuple[str, str], list[str]]:
         """Configs grouped by (family, study), in card order."""
@@ -51,6 +56,15 @@ class CardContext:
         """Every split name used by some config, the usual five first."""
         names = {s for m in self.manifests.values() for s in m["splits"]}
         return [s for s in _SPLIT_ORDER if s in names] + sorted(names - set(_SPLIT_ORDER))
+
+
+def card_text(family_name: str | None) -> FamilyCard:
+    """The card text of a family (the ``card`` role of its record)."""
+    return family(family_name).load("card")
+
+
+def _count(number: int, noun: str, plural: str | None = None) -> str:
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
 def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
@@ -67,12 +81,8 @@ def _first_config(ctx: CardContext) -> str:
 def _summary(ctx: CardContext) -> str:
     rows = sum(v["rows"] for m in ctx.manifests.values() for v in m["splits"].values())
     size = sum(v["download_bytes"] for m in ctx.manifests.values() for v in m["splits"].values())
-    return (f"This repository holds **{len(ctx.manifests)} configs** from **{len(ctx.studies())} studies**: "
-            f"{rows:,} rows, {size / 1e6:,.1f} MB of Parquet.")
-
-
-#: How the card names each spec variant (``variant:`` of a COGITAO spec).
-VARIANT_TEXT = {"paper-text": "the paper's text", "as-run": "as run by the authors' code", "custom": "custom spec"}
+    return (f"This repository holds **{_count(len(ctx.manifests), 'config')}** from "
+            f"**{_count(len(ctx.studies()), 'study', 'studies')}**: {rows:,} rows, {size / 1e6:,.1f} MB of Parquet.")
 
 
 def _studies(ctx: CardContext) -> str:
@@ -81,9 +91,9 @@ def _studies(ctx: CardContext) -> str:
         manifest = ctx.manifests[configs[0]]
         description = manifest.get("description", "").strip()
         span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
-        variant = VARIANT_TEXT.get(manifest.get("variant", ""))
+        variant = card_text(family_name).variants.get(manifest.get("variant", ""))
         lines.append(f"- **{setting}** ({family(family_name).title}; {f'variant: {variant}; ' if variant else ''}"
-                     f"{len(configs)} configs, `{span}`): {description}")
+                     f"{_count(len(configs), 'config')}, `{span}`): {description}")
     return "\n".join(lines) or "- (no configs built yet)"
 
 
@@ -112,7 +122,7 @@ def _columns(ctx: CardContext) -> str:
 
 
 def _previews(ctx: CardContext) -> str:
-    from cogen.card.preview import PREVIEW_DIR, grid_columns, preview_splits
+    from cogen.card.preview import PREVIEW_DIR, caption_columns, grid_columns, preview_splits
 
     parts = []
     for (_, setting), configs in ctx.studies().items():
@@ -124,70 +134,45 @@ def _previews(ctx: CardContext) -> str:
             manifest = ctx.manifests[name]
             kinds = [kind for kind, *_ in grid_columns(manifest["columns"])]
             bands = [f"{split} {kind}".strip() for split in preview_splits(manifest) for kind in kinds]
-            images.append(f"**{name}** (rows, top to bottom: {', '.join(bands)}; each input above its output)\n\n"
-                          f"![{name}]({PREVIEW_DIR}/{Path(path).name})")
+            captions = ", ".join(f"`{column}`" for column in dict.fromkeys(caption_columns(manifest).values()))
+            note = f", captioned with its {captions}" if captions else ""
+            images.append(f"**{name}** (rows, top to bottom: {', '.join(bands)}; each input above its output{note})"
+                          f"\n\n![{name}]({PREVIEW_DIR}/{Path(path).name})")
         if images:
-            parts.append(f"<details><summary>{setting}: {len(images)} previews</summary>\n\n"
+            parts.append(f"<details><summary>{setting}: {_count(len(images), 'preview')}</summary>\n\n"
                          + "\n\n".join(images) + "\n\n</details>")
     return "\n\n".join(parts) or "(no previews)"
 
 
-_MEASURES = {
-    "C": "**COGITAO CompGen ({settings}).** Training shows three transformations and some of their "
-         "compositions; the out-of-domain splits ask for held-out compositions (C1, C2) or deeper ones (C3). "
-         "Nothing held out is ever trained on.",
-    "G": "**COGITAO EnvGen ({settings}).** The transformation stays the same; the environment changes between "
-         "in-domain and out-of-domain data: more objects (G1), larger grids (G2), larger objects (G3), more "
-         "complex objects (G4), or all of these at once (G5).",
-    "S": "**COGITAO sample efficiency ({settings}).** One transformation, trained on 100 to 100,000 samples, "
-         "tested in domain.",
-    "cogitao": "**COGITAO, custom studies ({settings}).** Transformation sequences on objects, with the "
-               "in-domain and out-of-domain conditions each config's row of the table below describes.",
-    "carc": "**Compositional-ARC ({settings}).** Few-shot episodes whose visual grammar maps an object's shape, "
-            "colour and a neighbouring indicator object to transformations. Study examples show primitives and "
-            "level-1 compositions; queries ask for the level-2 composition. The systematicity-aware split holds "
-            "whole transformation triplets out of training.",
-    "programs": "**String-to-grid programs ({settings}).** A model sees string-to-grid pairs and explains "
-                "them with a program, scored by its compositionality.",
-}
-
-
-def _study_kind(family_name: str, setting: str) -> str:
-    if family_name != DEFAULT_FAMILY:
-        return family_name
-    core = setting.removesuffix("-as-run")
-    if re.fullmatch(r"C\d", core):
-        return "C"
-    if re.fullmatch(r"G\d", core):
-        return "G"
-    return "S" if core == "S" else "cogitao"
+def _study_kinds(ctx: CardContext) -> dict[tuple[str, str], list[str]]:
+    """(family, study kind) -> the studies (spec ``setting`` names) of that kind, in card order."""
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for family_name, setting in ctx.studies():
+        kinds.setdefault((family_name, card_text(family_name).study_kind(setting)), []).append(setting)
+    return kinds
 
 
 def _measures(ctx: CardContext) -> str:
     """One paragraph per kind of study the folder holds (and none for the others), then the splits."""
-    kinds: dict[str, list[str]] = {}
-    for family_name, setting in ctx.studies():
-        kinds.setdefault(_study_kind(family_name, setting), []).append(setting)
-    lines = [f"- {_MEASURES.get(kind, _MEASURES['cogitao']).format(settings=', '.join(settings))}"
-             for kind, settings in kinds.items()]
+    kinds = _study_kinds(ctx)
+    lines = [f"- {card_text(family_name).measures(kind, settings)}" for (family_name, kind), settings in kinds.items()]
     splits = ("Splits: `train`, `validation` and `test` are in domain; `validation_ood` and `test_ood` are out "
               "of domain")
-    if "carc" in ctx.families():
-        splits += " (for Compositional-ARC, `validation` and `test` hold the held-out triplets)"
+    notes = [card_text(name).splits_note for name in ctx.families() if card_text(name).splits_note]
+    if notes:
+        splits += f" ({'; '.join(notes)})"
     lines += ["", splits + ". Exact-match accuracy is the headline metric: a prediction counts only when every "
               "cell of the output grid, and its size, match."]
     return "\n".join(lines) if kinds else "(no configs built yet)"
 
 
 def _variants(ctx: CardContext) -> str:
-    if not any(m.get("variant") in ("paper-text", "as-run") for m in ctx.manifests.values()):
-        return ""
-    return ("COGITAO configs come in two variants. The *paper's text* (configs named as in the paper, `C1-1`) "
-            "follows the COGITAO paper wherever it is explicit: its sequence lists, object sizes and grids. *As "
-            "run* (configs named `as-run-C1-1`) reproduces the conditions the paper's numbers came from, the "
-            "authors' code: 15x15 grids for C1 and C2, its sequence lists and experiment 4, its object sizes, "
-            "samples whose output equals their input kept, and object counts and sizes redrawn with every failed "
-            "attempt. Each study below says which it is.\n\n")
+    """Each family's note on its configs (such as the variants of its specs), before the list of studies."""
+    return "".join(card_text(name).configs_note(_family_manifests(ctx, name)) for name in ctx.families())
+
+
+def _family_manifests(ctx: CardContext, name: str) -> list[dict]:
+    return [m for m in ctx.manifests.values() if m.get("family", DEFAULT_FAMILY) == name]
 
 
 def _licence(ctx: CardContext) -> str:
@@ -199,8 +184,8 @@ def _licence(ctx: CardContext) -> str:
     if names:
         text += (f" The tasks follow the designs of the {' and '.join(names)} paper{'s' if len(names) > 1 else ''}; "
                  "this repository holds no data from their releases")
-        text += (" (the Compositional-ARC authors publish their own dataset under CC BY-SA 4.0)."
-                 if "Compositional-ARC" in names else ".")
+        releases = [paper.release_note for paper in ctx.papers() if paper.release_note]
+        text += f" ({'; '.join(releases)})." if releases else "."
     return text
 
 
@@ -214,17 +199,19 @@ def _citation(ctx: CardContext) -> str:
     return "\n\n".join(paper.bibtex for paper in ctx.papers()) or "% no paper to cite for these configs"
 
 
-def _transformations_table(ctx: CardContext) -> str:
-    from cogen.engine.registry import markdown_table
-
-    return markdown_table().rstrip("\n")
+def _family_sections(ctx: CardContext) -> str:
+    """The whole sections (each from its ``## `` heading) that the folder's families add to the card."""
+    return "".join(section(_family_manifests(ctx, name)) for name in ctx.families()
+                   for section in card_text(name).sections)
 
 
 def _differences(ctx: CardContext) -> str:
     from cogen.card.differences import differences_table
 
-    kinds = {_study_kind(family_name, setting) for family_name, setting in ctx.studies()}
-    return differences_table(set(ctx.families()), kinds).rstrip("\n")
+    kinds: dict[str, set[str]] = {name: set() for name in ctx.families()}
+    for family_name, kind in _study_kinds(ctx):
+        kinds[family_name].add(kind)
+    return differences_table(kinds).rstrip("\n")
 
 
 def _split_stats(manifest: dict, split: str) -> dict:
@@ -275,14 +262,14 @@ def _noops(ctx: CardContext) -> str:
     splits = ctx.splits()
     rows = []
     for name, manifest in ctx.manifests.items():
-        if manifest.get("family", DEFAULT_FAMILY) != DEFAULT_FAMILY:
+        if not card_text(manifest.get("family")).noop_table:
             continue
         shares = [noop_share(_split_stats(manifest, split)) for split in splits]
         redraws = sum(_split_stats(manifest, split).get("size_redraws", 0) for split in splits)
         rows.append([f"`{name}`", _degenerate(manifest), *(f"{v:.1%}" if v is not None else "–" for v in shares),
                      _balance(manifest), f"{redraws:,}"])
     if not rows:
-        return "(no COGITAO configs)"
+        return "(none of these configs counts no-ops)"
     return _table(["config", "degenerate", *(f"{s} no-ops" for s in splits), "kept through retries", "size redraws"],
                   rows, ["---", "---"] + ["---:"] * len(splits) + ["---", "---:"])
 
@@ -345,7 +332,7 @@ PLACEHOLDERS: dict[str, Callable[[CardContext], str]] = {
     "configs_table": _configs_table,
     "columns": _columns,
     "previews": _previews,
-    "transformations_table": _transformations_table,
+    "family_sections": _family_sections,
     "differences": _differences,
     "statistics": _statistics,
     "noops": _noops,

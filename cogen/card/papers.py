@@ -1,19 +1,22 @@
-"""The papers behind each family of tasks, for the dataset card's links and citations.
+"""Papers, for the dataset card's links and citations.
 
-A card links and cites only the papers of the families its folder holds, plus the ones the user
-lists (``papers:`` in ``card.yaml``). arxiv.org links let the Hub connect paper and dataset.
+A card links and cites only the papers of the families its folder holds (``papers`` of each
+family's :class:`~cogen.card.family_card.FamilyCard`), plus the ones the user lists (``papers:``
+in ``card.yaml``). arxiv.org links let the Hub connect paper and dataset.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FAMILY_PAPERS", "Paper", "paper_link"]
+__all__ = ["Paper", "paper_link"]
 
 
 @dataclass(frozen=True)
 class Paper:
-    """One paper: short name, title, authors, arXiv id and its BibTeX entry."""
+    """One paper: short name, title, authors, arXiv id and its BibTeX entry; ``release_note``, when
+    the authors publish data of their own, says where and under which licence (the card's licence
+    section adds it)."""
 
     key: str
     title: str
@@ -21,42 +24,11 @@ class Paper:
     arxiv: str
     venue: str
     bibtex: str
+    release_note: str = ""
 
     @property
     def url(self) -> str:
         return f"https://arxiv.org/abs/{self.arxiv}"
-
-
-#: The authors' surnames as the arXiv listing gives them; first names are left out rather than guessed
-#: (the seed text is the anonymous review version).
-COGITAO = Paper(
-    "COGITAO", "COGITAO: A Procedural Object-Centric Framework to Evaluate Compositional Generalization",
-    "Taoudi-Benchekroun, Troyan, Sager, Gerber, Tuggener, Grewe", "2509.05249", "arXiv 2025",
-    """@misc{taoudi2025cogitao,
-  title         = {{COGITAO}: A Procedural Object-Centric Framework to Evaluate Compositional Generalization},
-  author        = {Taoudi-Benchekroun and Troyan and Sager and Gerber and Tuggener and Grewe},
-  year          = {2025},
-  eprint        = {2509.05249},
-  archivePrefix = {arXiv},
-  url           = {https://arxiv.org/abs/2509.05249}
-}""")
-
-COMPOSITIONAL_ARC = Paper(
-    "Compositional-ARC", "Compositional-ARC: Assessing Systematic Generalization in Abstract Spatial Reasoning",
-    "Mondorf, Zhou, Riedler, Plank", "2504.01445", "ICLR 2026",
-    """@inproceedings{mondorf2026compositionalarc,
-  title         = {{Compositional-ARC}: Assessing Systematic Generalization in Abstract Spatial Reasoning},
-  author        = {Mondorf, Philipp and Zhou, Shijia and Riedler, Monica and Plank, Barbara},
-  booktitle     = {International Conference on Learning Representations (ICLR)},
-  year          = {2026},
-  eprint        = {2504.01445},
-  archivePrefix = {arXiv},
-  url           = {https://arxiv.org/abs/2504.01445}
-}""")
-
-#: Family -> the papers whose benchmarks its configs reproduce (the programs family's paper has
-#: no public version yet, so it is described, not linked).
-FAMILY_PAPERS: dict[str, tuple[Paper, ...]] = {"cogitao": (COGITAO,), "carc": (COMPOSITIONAL_ARC,), "programs": ()}
 
 
 def paper_link(paper: str) -> str:

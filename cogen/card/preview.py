@@ -3,10 +3,12 @@
 A preview is a stack of *bands*, one per (split, kind of example): each band shows pairs side
 by side, the input above its output with a small arrow between them. A sequential config (a
 ``frames`` column) adds, per split, a band of strips: a few rows' frames, left to right; an RGB
-config (``input_image``) a band of its stored images, pixel for pixel. COGITAO rows hold one pair
-(``input``/``output``); episodic rows (Compositional-ARC) hold lists of pairs (``study_inputs``/
-``study_outputs``, ``query_inputs``/...), which become one band per kind. Which columns are grids
-is read from the manifest's column types, so a new family needs no code here.
+config (``input_image``) a band of its stored images, pixel for pixel. Some rows hold one pair
+(``input``/``output``); episodic rows hold lists of pairs (``study_inputs``/``study_outputs``,
+``query_inputs``/...), which become one band per kind. Which columns are grids is read from the
+manifest's column types; under each pair goes its caption, the value of the column the family's
+card text names for that kind (``captions`` of its :class:`~cogen.card.family_card.FamilyCard`:
+a transformation sequence, one step a line, or an example's role), so a new family needs no code here.
 
 Card previews (``previews/<config>.png``) carry a stamp (config fingerprint, splits, count,
 renderer version) and are redrawn only when it changes.
@@ -21,14 +23,16 @@ from pathlib import Path
 import numpy as np
 
 from cogen.card._png import encode_png, read_png_text, write_png_atomic
+from cogen.families import family
 from cogen.folder import PREVIEW_DIR, folder_manifests, preview_path
 from cogen.palette import ARC_RGB
 
-__all__ = ["PREVIEW_DIR", "Band", "Preview", "card_preview", "draw_bands", "grid_columns", "preview_splits",
-           "read_bands", "render_config", "render_preview", "stale_card_previews"]
+__all__ = ["PREVIEW_DIR", "Band", "Preview", "caption_columns", "caption_lines", "caption_strip", "card_preview",
+           "draw_bands", "grid_columns", "preview_splits", "read_bands", "render_config", "render_preview",
+           "stale_card_previews"]
 
 #: Bump when the drawing changes, so that card previews are redrawn.
-RENDERER_VERSION = 2  # 2: every band carries its label
+RENDERER_VERSION = 3  # 2: every band carries its label; 3: every pair its caption
 CARD_PAIRS = 6
 _PAGE, _LINE, _MARK = 10, 11, 12  # palette indices after the ten ARC colours
 _PALETTE = list(ARC_RGB) + [(255, 255, 255), (85, 85, 85), (160, 160, 160)]
@@ -46,6 +50,8 @@ class Band:
     strips: tuple[tuple[np.ndarray, ...], ...] = ()
     #: RGB rows (``input_image``/``output_image``): the stored images as preview palette indices, drawn as they are.
     images: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    #: Per pair, the lines of its caption (drawn under its output); empty: no captions.
+    captions: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,11 +77,27 @@ def grid_columns(columns: dict[str, str]) -> list[tuple[str, str, str, bool]]:
     return found
 
 
+def caption_columns(manifest: dict) -> dict[str, str]:
+    """Kind of pair -> the column whose values caption its pairs, for the kinds the config has."""
+    columns = manifest["columns"]
+    kinds = {kind for kind, *_ in grid_columns(columns)}
+    captions = family(manifest.get("family")).load("card").captions
+    return {kind: column for kind, column in captions.items() if kind in kinds and column in columns}
+
+
+def caption_lines(value) -> tuple[str, ...]:
+    """The caption of one pair: a list (a transformation sequence) one step a line, each after the
+    first marked ``>``; anything else on one line."""
+    if isinstance(value, (list, tuple)):
+        return tuple(("> " if position else "") + str(step) for position, step in enumerate(value))
+    return () if value is None else (str(value),)
+
+
 def preview_splits(manifest: dict) -> tuple[str, ...]:
     """The splits a card preview shows: the first (training) split and the out-of-domain one.
 
-    The out-of-domain split is ``test_ood`` when there is one, else the last split (for
-    Compositional-ARC, ``test`` holds the held-out triplets).
+    The out-of-domain split is ``test_ood`` when there is one, else the last split (a family
+    without out-of-domain splits may hold its held-out data in ``test``).
     """
     splits = [s for s, info in manifest["splits"].items() if info["rows"]]
     if not splits:
@@ -92,15 +114,15 @@ def read_bands(folder: Path, manifest: dict, split: str, n: int) -> list[Band]:
     kinds = grid_columns(manifest["columns"])
     if not info or not info["files"] or not kinds or n < 1:
         return []
-    columns = [c for _, inp, out, _ in kinds for c in (inp, out)]
+    captions = caption_columns(manifest)
+    columns = list(dict.fromkeys([c for _, inp, out, _ in kinds for c in (inp, out)] + list(captions.values())))
     batch = next(pq.ParquetFile(Path(folder) / info["files"][0]).iter_batches(batch_size=n, columns=columns), None)
     rows = batch.to_pylist() if batch is not None else []
     bands = []
     for kind, inp, out, many in kinds:
-        pairs = [(a, b) for row in rows for a, b in (zip(row[inp], row[out], strict=True) if many else [(row[inp], row[out])])]
-        pairs = tuple((np.array(a, np.int8), np.array(b, np.int8)) for a, b in pairs[:n])
-        if pairs:
-            bands.append(Band(f"{split} {kind}".strip(), pairs))
+        band = _pair_band(f"{split} {kind}".strip(), rows, (inp, out, captions.get(kind)), many, n)
+        if band is not None:
+            bands.append(band)
     if "input_image" in manifest["columns"]:
         images = next(pq.ParquetFile(Path(folder) / info["files"][0]).iter_batches(
             batch_size=n, columns=["input_image", "output_image"]), None)
@@ -115,6 +137,23 @@ def read_bands(folder: Path, manifest: dict, split: str, n: int) -> list[Band]:
         if strips:
             bands.append(Band(f"{split} frames", (), strips))
     return bands
+
+
+def _pair_band(label: str, rows: list[dict], columns: tuple[str, str, str | None], many: bool, n: int) -> Band | None:
+    """The first ``n`` pairs of ``rows`` (input column, output column, caption column or None)."""
+    inp, out, caption = columns
+    found = []
+    for row in rows:
+        notes = row[caption] if caption else None
+        if many:
+            found += zip(row[inp], row[out], notes if notes is not None else [None] * len(row[inp]), strict=True)
+        else:
+            found.append((row[inp], row[out], notes))
+    found = found[:n]
+    if not found:
+        return None
+    pairs = tuple((np.array(a, np.int8), np.array(b, np.int8)) for a, b, _ in found)
+    return Band(label, pairs, captions=tuple(caption_lines(note) for *_, note in found) if caption else ())
 
 
 def _image_indices(data: bytes) -> np.ndarray:
@@ -183,22 +222,40 @@ def _draw_band(band: Band, cell: int) -> np.ndarray:
     if band.strips:
         return _draw_strips(band, cell)
     drawn = list(band.images) or [(_draw_grid(a, cell), _draw_grid(b, cell)) for a, b in band.pairs]
-    widths = [max(a.shape[1], b.shape[1]) for a, b in drawn]
+    captions = [caption_strip(lines) for lines in band.captions] or [np.zeros((0, 0), np.uint8)] * len(drawn)
+    widths = [max(a.shape[1], b.shape[1], c.shape[1]) for (a, b), c in zip(drawn, captions, strict=True)]
     top_height = max(a.shape[0] for a, _ in drawn)
     gap = max(8, 2 * cell)
-    height = top_height + gap + max(b.shape[0] for _, b in drawn)
+    bottom = top_height + gap + max(b.shape[0] for _, b in drawn)
+    height = bottom + (CAPTION_GAP + max(c.shape[0] for c in captions) if band.captions else 0)
     canvas = np.full((height, sum(widths) + _MARGIN * (len(widths) - 1)), _PAGE, np.uint8)
     left = 0
-    for (a, b), width in zip(drawn, widths, strict=True):
+    for (a, b), caption, width in zip(drawn, captions, widths, strict=True):
         _paste(canvas, a, 0, left)
         _paste(canvas, _arrow(width, gap), top_height, left)
         _paste(canvas, b, top_height + gap, left)
+        _paste(canvas, caption, bottom + CAPTION_GAP, left)
         left += width + _MARGIN
     return canvas
 
 
-#: Pixels per font pixel of band labels, and the gap between a label and its band.
-LABEL_SCALE, LABEL_GAP = 2, 4
+#: Pixels per font pixel of band labels and pair captions, the gap between a label and its band, between
+#: an output and its caption, and between the lines of a caption.
+LABEL_SCALE, LABEL_GAP, CAPTION_GAP, CAPTION_LEADING = 2, 4, 4, 2
+
+
+def caption_strip(lines: tuple[str, ...]) -> np.ndarray:
+    """Palette indices of a pair's caption: its ``lines`` in dark grey, one under the other, from the left."""
+    from cogen.card._font import text_bitmap
+
+    bitmaps = [text_bitmap(line, LABEL_SCALE) for line in lines]
+    if not bitmaps:
+        return np.zeros((0, 0), np.uint8)
+    step = bitmaps[0].shape[0] + CAPTION_LEADING
+    strip = np.full((step * len(bitmaps) - CAPTION_LEADING, max(b.shape[1] for b in bitmaps)), _PAGE, np.uint8)
+    for number, bitmap in enumerate(bitmaps):
+        strip[number * step: number * step + bitmap.shape[0], : bitmap.shape[1]][bitmap] = _LINE
+    return strip
 
 
 def label_strip(label: str, width: int) -> np.ndarray:

@@ -51,8 +51,8 @@ def one_config(value: str | None) -> str | None:
 
     if is_spec_reference(value):
         raise typer.BadParameter(
-            f"{value!r} is a spec; here --config names one config of the data, such as C3-1 or "
-            f"carc-systematicity-1860 (`cogen build --config {value}` builds a spec)")
+            f"{value!r} is a spec; here --config names one config of the data, such as C3-1 "
+            f"(`cogen build --config {value}` builds a spec)")
     return value
 
 
@@ -70,7 +70,7 @@ def output_file(path: Path, option: str) -> Path:
 
 
 def packaged_spec_names() -> list[str]:
-    """The packaged spec names (``c1``, ``carc_extended``, ``as_run/c1``, ...), read from the files shipped
+    """The packaged spec names (``c1``, ``g2``, ``as_run/c1``, ...), read from the files shipped
     with cogen so that ``--help`` can never miss one (a glob: no spec module is imported)."""
     from cogen._resources import specs_dir
 
@@ -83,11 +83,11 @@ SpecOrConfigOpt = Annotated[str, typer.Option(
     "--config", "-c", help=f"What to build: a spec file, a packaged spec ({', '.join(packaged_spec_names())}) "
                            "or one config of a packaged spec (e.g. C3-1).")]
 ConfigOpt = Annotated[str, typer.Option("--config", "-c", callback=one_config,
-                                        help="One config of the data, e.g. C3-1 or carc-systematicity-1860.")]
+                                        help="One config of the data, e.g. C3-1.")]
 DataOpt = Annotated[str, typer.Option("--data", "-d",
                                       help="A dataset folder (`cogen build` or `cogen merge` output), or a Hub "
                                            "dataset repo id (owner/name).")]
 FolderArg = Annotated[Path, typer.Argument(help="A dataset folder written by `cogen build` or `cogen merge`.")]
 OutFolderOpt = Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write (Hub repo layout).")]
-SplitOpt = Annotated[str, typer.Option("--split", "-s", help="Split: train, validation, test, validation_ood, "
-                                                             "test_ood (Compositional-ARC: train, validation, test).")]
+SplitOpt = Annotated[str, typer.Option("--split", "-s", help="Split: train, validation, test, validation_ood or "
+                                                             "test_ood, as the config has them.")]

@@ -101,12 +101,18 @@ def _storage_options(text: str | None) -> dict | None:
     return options
 
 
+#: What the build table's ``accepted`` column means, printed under it.
+ACCEPTED_NOTE = ("accepted: the share of sampling attempts kept as samples (the others were rejected and drawn "
+                 "again; the card's Generation statistics give the causes)")
+
+
 def _print_report(report) -> None:
     from rich.table import Table
 
     from cogen.folder.stats import attempts as attempts_of
 
-    table = Table(title=f"built into {report.folder} in {report.seconds:.1f} s", title_justify="left")
+    table = Table(title=f"built into {report.folder} in {report.seconds:.1f} s", title_justify="left",
+                  caption=ACCEPTED_NOTE, caption_justify="left")
     for column in ("config", "train", "val", "test", "val_ood", "test_ood", "accepted", "shards"):
         table.add_column(column, justify="right" if column != "config" else "left")
     for config in report.configs:

@@ -9,20 +9,23 @@ import typer
 
 from cogen.cli import _console
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
+from cogen.families import FAMILIES, Family, option_help
 
 __all__ = ["register"]
 
-app = typer.Typer(help="Score predictions against a split of a built dataset (COGITAO, Compositional-ARC, "
-                       "or program replies for string-to-grid functions).",
+app = typer.Typer(help="Score predictions against a split of a built dataset ("
+                       + ", ".join(record.title for record in FAMILIES.values()) + " configs).",
                   invoke_without_command=True, no_args_is_help=False)
 
-_QUERIES_HELP = "Compositional-ARC: score all queries of each episode, or only the first (the paper's LLM protocol)."
-TimeoutOpt = Annotated[float | None, typer.Option(min=0.01, help="Programs: wall-clock seconds a program may take for all 16 inputs. [default: 2]")]
-MemoryOpt = Annotated[int | None, typer.Option("--memory-mb", min=32, help="Programs: address space a program may use, in MB. [default: 256]")]
-SandboxWorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", min=1, help="Programs: sandbox processes running programs in parallel. [default: one per core]")]
-LowLengthOpt = Annotated[float | None, typer.Option(help="Programs: L(P+) at or below this is low (T1/T3). [default: (L_s + L_z) / 2 = 180]")]
-LowErrorsOpt = Annotated[float | None, typer.Option(help="Programs: E at or below this is low (T1/T2). [default: d / 4 = 4]")]
-MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help="Programs: also write the Table-1 report (L(P+) / E / C per setting and model) as Markdown.")]
+# Options a family takes: each help text is put together from what the families' records say (option_help).
+PredictionsOpt = Annotated[Path, typer.Option("--predictions", "-p", help=option_help("eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction."))]
+QueriesOpt = Annotated[str | None, typer.Option(help=option_help("eval", "queries"))]
+TimeoutOpt = Annotated[float | None, typer.Option(min=0.01, help=option_help("eval", "timeout"))]
+MemoryOpt = Annotated[int | None, typer.Option("--memory-mb", min=32, help=option_help("eval", "memory_mb"))]
+SandboxWorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", min=1, help=option_help("eval", "workers"))]
+LowLengthOpt = Annotated[float | None, typer.Option(help=option_help("eval", "low_length"))]
+LowErrorsOpt = Annotated[float | None, typer.Option(help=option_help("eval", "low_errors"))]
+MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help=option_help("eval", "markdown"))]
 
 
 @app.callback()
@@ -31,19 +34,19 @@ def evaluate(
     data: DataOpt = None,
     config: ConfigOpt = None,
     split: SplitOpt = "test_ood",
-    predictions: Annotated[Path | None, typer.Option("--predictions", "-p",
-                                                     help="Predictions (.jsonl or .parquet): columns id, prediction.")] = None,
+    predictions: Annotated[Path | None, typer.Option("--predictions", "-p", help=option_help(
+        "eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction."))] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write every metric to this JSON file.")] = None,
-    pad: Annotated[str | None, typer.Option(help="Fixed HxW of the padded per-pixel accuracy (default: the experiment's largest grid).")] = None,
-    stubbornness: Annotated[bool | None, typer.Option("--stubbornness/--no-stubbornness", help="COGITAO: compute stubbornness (OOD splits of composition experiments; default on).", show_default=False)] = None,
-    queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
+    pad: Annotated[str | None, typer.Option(help=option_help("eval", "pad"))] = None,
+    stubbornness: Annotated[bool | None, typer.Option("--stubbornness/--no-stubbornness", help=option_help("eval", "stubbornness"), show_default=False)] = None,
+    queries: QueriesOpt = None,
     breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Print the per-transformation and per-sequence tables.")] = True,
     timeout: TimeoutOpt = None,
     memory_mb: MemoryOpt = None,
     workers: SandboxWorkersOpt = None,
     low_length: LowLengthOpt = None,
     low_errors: LowErrorsOpt = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Programs: print each combination and output value counted, with its source line.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help=option_help("eval", "explain"))] = False,
     markdown: MarkdownOpt = None,
     prompts: Annotated[Path | None, typer.Option("--prompts", help="Score only the rows these exported prompts ask about (a --per-experiment sample).")] = None,
 ) -> None:
@@ -83,7 +86,7 @@ def baseline(
     out: Annotated[Path, typer.Option("--out", "-o", help="Predictions file to write (.jsonl or .parquet).")],
     split: SplitOpt = "test_ood",
     kind: Annotated[str, typer.Option(help="identity (the input), target (the answer: 100 %) or zeros.")] = "identity",
-    queries: Annotated[str | None, typer.Option(help=_QUERIES_HELP + " [default: all]")] = None,
+    queries: QueriesOpt = None,
 ) -> None:
     """Write trivial predictions for a split, to smoke-test an evaluation pipeline."""
     from cogen.eval import write_baseline
@@ -94,36 +97,43 @@ def baseline(
     _console.out.print(f"wrote {count} {kind} predictions to {out}")
 
 
-@app.command("programs")
-def programs_table(
-    data: DataOpt,
-    predictions: Annotated[Path, typer.Option("--predictions", "-p", help="Program replies (JSONL: id, reply, model, prompt_version).")],
-    split: Annotated[str, typer.Option("--split", "-s", help="Split of the programs configs.")] = "test",
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report and every config's metrics to this JSON file.")] = None,
-    markdown: MarkdownOpt = None,
-    timeout: TimeoutOpt = None,
-    memory_mb: MemoryOpt = None,
-    workers: SandboxWorkersOpt = None,
-    low_length: LowLengthOpt = None,
-    low_errors: LowErrorsOpt = None,
-) -> None:
-    """Score program replies against every string-to-grid config their ids name: the paper's Table 1."""
-    from cogen.families.programs.evaluate import evaluate_table
-    from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+def _report_command(record: Family):
+    """``cogen eval <family>``: the family's report over every config the predictions name (its ``report`` role)."""
 
-    for path, name in ((json_out, "--json"), (markdown, "--markdown")):
-        if path is not None:
-            output_file(path, name)
-    report = evaluate_table(data, predictions, split, timeout=timeout or DEFAULT_TIMEOUT,
-                            memory_mb=memory_mb or DEFAULT_MEMORY_MB, workers=workers, low_length=low_length,
-                            low_errors=low_errors)
-    _console.out.print(report["markdown"], markup=False, highlight=False, soft_wrap=True)
-    _console.out.print(f"{sum(m['n'] for m in report['configs'].values())} programs scored in {report['seconds']:.2f} s")
-    if markdown is not None:
-        _write_markdown(markdown, report)
-    if json_out is not None:
-        _write_json(json_out, report)
-        _console.out.print(f"report written to {json_out}")
+    def report(
+        data: DataOpt,
+        predictions: PredictionsOpt,
+        split: Annotated[str, typer.Option("--split", "-s", help="Split of the configs.")] = "test",
+        json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report and every config's metrics to this JSON file.")] = None,
+        markdown: MarkdownOpt = None,
+        timeout: TimeoutOpt = None,
+        memory_mb: MemoryOpt = None,
+        workers: SandboxWorkersOpt = None,
+        low_length: LowLengthOpt = None,
+        low_errors: LowErrorsOpt = None,
+    ) -> None:
+        for path, name in ((json_out, "--json"), (markdown, "--markdown")):
+            if path is not None:
+                output_file(path, name)
+        options = {"timeout": timeout, "memory_mb": memory_mb, "workers": workers, "low_length": low_length,
+                   "low_errors": low_errors}
+        result = record.load("report")(data, predictions, split,
+                                       **{name: value for name, value in options.items() if value is not None})
+        _console.out.print(result["markdown"], markup=False, highlight=False, soft_wrap=True)
+        _console.out.print(f"{sum(m['n'] for m in result['configs'].values())} predictions scored in "
+                           f"{result['seconds']:.2f} s")
+        if markdown is not None:
+            _write_markdown(markdown, result)
+        if json_out is not None:
+            _write_json(json_out, result)
+            _console.out.print(f"report written to {json_out}")
+
+    return report
+
+
+for _record in FAMILIES.values():
+    if _record.report:
+        app.command(_record.name, help=_record.report_help)(_report_command(_record))
 
 
 def _prompted(path: Path) -> set[str]:
@@ -141,7 +151,9 @@ def _prompted(path: Path) -> set[str]:
 
 def _write_markdown(path: Path, metrics: dict) -> None:
     if "markdown" not in metrics:
-        raise typer.BadParameter("--markdown writes the Table-1 report of string-to-grid programs configs")
+        makers = [record.title for record in FAMILIES.values() if record.report]
+        raise typer.BadParameter(f"--markdown writes a family's Markdown report; only {', '.join(makers) or 'no'} "
+                                 "configs make one")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(metrics["markdown"], encoding="utf-8")
     _console.out.print(f"Table-1 report written to {path}")

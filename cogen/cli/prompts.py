@@ -10,6 +10,7 @@ import typer
 from cogen.cli import _console
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 from cogen.cli._progress import progress_bar
+from cogen.families import option_help
 
 __all__ = ["register"]
 
@@ -23,14 +24,14 @@ def export(
     config: ConfigOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Prompts file to write (JSONL: id, prompt, ...).")],
     split: SplitOpt = "test_ood",
-    regime: Annotated[str | None, typer.Option(help="COGITAO task codes: explicit (names) or coded (t1, t2, ...). [default: explicit]")] = None,
-    examples: Annotated[int | None, typer.Option(min=1, help="COGITAO: in-context examples per prompt (from train). [default: 5]")] = None,
-    seed: Annotated[int | None, typer.Option(help="COGITAO: seed of the in-context example draw and of --per-experiment sampling. [default: 0; 42 with --selection paper]")] = None,
-    queries: Annotated[str | None, typer.Option(help="Compositional-ARC: first query of each episode, or all. [default: first]")] = None,
-    selection: Annotated[str | None, typer.Option(help="cogen (cogen's example rule) or paper (the paper's selection and sampling: COGITAO App. C; Compositional-ARC: one query per episode). [default: cogen]")] = None,
-    per_experiment: Annotated[int | None, typer.Option("--per-experiment", min=1, help="COGITAO: prompts per config (the paper: 10, seed 42); default every row ([default: 10] with --selection paper).")] = None,
-    images: Annotated[Path | None, typer.Option(help="Compositional-ARC: draw each prompt's study pairs and query into a PNG in this folder (text+image prompts); the record names it under 'image'.")] = None,
-    no_code: Annotated[bool, typer.Option("--no-code", help="Compositional-ARC: add the paper's 'Do not generate any code to solve the task' line.")] = False,
+    regime: Annotated[str | None, typer.Option(help=option_help("prompts", "regime"))] = None,
+    examples: Annotated[int | None, typer.Option(min=1, help=option_help("prompts", "examples"))] = None,
+    seed: Annotated[int | None, typer.Option(help=option_help("prompts", "seed"))] = None,
+    queries: Annotated[str | None, typer.Option(help=option_help("prompts", "queries"))] = None,
+    selection: Annotated[str | None, typer.Option(help=option_help("prompts", "selection", "cogen (cogen's example rule) or paper (the paper's)."))] = None,
+    per_experiment: Annotated[int | None, typer.Option("--per-experiment", min=1, help=option_help("prompts", "per_experiment"))] = None,
+    images: Annotated[Path | None, typer.Option(help=option_help("prompts", "images"))] = None,
+    no_code: Annotated[bool, typer.Option("--no-code", help=option_help("prompts", "no_code"))] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
 ) -> None:
     """Write one prompt per expected prediction id (or per sampled one, with --per-experiment)."""

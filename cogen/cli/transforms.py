@@ -24,7 +24,7 @@ def transforms(
         text = markdown_table() if markdown else "\n\n".join(t.__doc__ for t in TRANSFORMS.values()) + "\n"
         typer.echo(text, nl=False)
         return
-    table = Table(title="COGITAO transformations (token 0 = identity)", header_style="bold")
+    table = Table(title="Transformations (token 0 = identity)", header_style="bold")
     table.add_column("token", justify="right", no_wrap=True)
     table.add_column("name", no_wrap=True)
     table.add_column("family", no_wrap=True)

@@ -10,8 +10,8 @@
 * :func:`summary_rows`        the headline numbers of a metrics dict, for a table
 
 The split comes from :func:`cogen.folder.read_split`; what is scored, and how, is the family's
-evaluator (:attr:`cogen.families.Family.evaluator`: :mod:`cogen.families.cogitao.evaluate`,
-:mod:`cogen.families.carc.evaluate`). Definitions of every number: :mod:`cogen.metrics` and ``docs/evaluation.md``.
+evaluator (:attr:`cogen.families.Family.evaluator`, ``cogen/families/<name>/evaluate.py``).
+Definitions of every number: :mod:`cogen.metrics` and ``docs/evaluation.md``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def _families_with_option(name: str):
 
 
 def expected_ids(split: SplitData, **options: Any) -> list[str]:
-    """The prediction ids a split expects (row ids; ``<row id>-q<j>`` per query for Compositional-ARC)."""
+    """The prediction ids a split expects, as its family's evaluator names them (row ids, or one per
+    query of an episode: ``<row id>-q<j>``)."""
     evaluator, given = evaluator_options(split, options)
     return evaluator.expected_ids(split, **given)
 
@@ -64,10 +65,9 @@ def evaluate(data: str | Path, config: str, split: str, predictions: str | Path,
     """Score ``predictions`` (a ``.jsonl`` / ``.parquet`` file) against ``split`` of ``config``.
 
     ``data``: a ``cogen build`` folder or a Hub dataset repo id. ``options`` are the family's
-    (``None`` leaves one at its default): COGITAO takes ``pad`` (the fixed ``m x n`` of the paper's
-    padded per-pixel accuracy; default the experiment's largest grid) and ``stubbornness``
-    (compute it on out-of-domain splits of composition experiments); Compositional-ARC takes
-    ``queries`` (``all`` queries of each episode, or only the ``first``).
+    (``None`` leaves one at its default): the ``OPTIONS`` of its evaluator, described by the
+    ``eval_help`` of its record (``cogen eval --help`` lists them by family); an option the family
+    does not take is an error that names the families it applies to.
     ``rows`` limits the evaluation to those row ids of the split (the rows a sample of prompts asked
     about, ``cogen prompts export --per-experiment``).
     Returns the metrics as a JSON-ready dict; malformed predictions are counted, never raised.
@@ -96,7 +96,7 @@ def _only_rows(split: SplitData, rows: set[str]) -> SplitData:
 def baseline_records(split: SplitData, kind: str = "identity", **options: Any) -> Iterator[tuple[str, object]]:
     """Trivial predictions for every expected id, as the family makes them (its ``BASELINES``): for
     grid families ``identity`` predicts the input, ``target`` the answer (an oracle: 100 %), ``zeros``
-    an all-background grid of the input's size; string-to-grid programs have ``target`` programs."""
+    an all-background grid of the input's size; a family scored on code may offer ``target`` code only."""
     evaluator, given = evaluator_options(split, options)
     if kind not in evaluator.BASELINES:
         raise EvalError(f"no baseline {kind!r} for {family(split.family).title} configs "

@@ -1,8 +1,8 @@
 """The papers' way of counting in-context LLM results: ``k / n_valid`` beside cogen's ``k / n``.
 
-The COGITAO and Compositional-ARC papers drop unparsable replies and report the perfect matches
-over the valid ones (COGITAO: "8 / 50", "7 / 48"; Compositional-ARC: accuracy over valid
-responses, with the valid-response rate beside it). cogen's own numbers count every expected
+The papers behind the grid families drop unparsable replies and report the perfect matches
+over the valid ones ("8 / 50", "7 / 48"; or accuracy over valid responses, with the
+valid-response rate beside it). cogen's own numbers count every expected
 sample, an unparsable reply being wrong. :func:`valid_counts` gives both from one ``cogen eval``
 result, for every headline accuracy over valid predictions (``*_valid``) of the family.
 """

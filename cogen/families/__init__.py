@@ -15,8 +15,19 @@ branch on a family's name:
                    fed every decoded row group (:mod:`cogen.pipeline.verify`)
 ``evaluator``      a module satisfying :class:`Evaluator`: the family's part of ``cogen eval``
 ``prompts``        ``prompts(data, split, **options) -> Iterator[Prompt]`` for in-context LLM runs
-``shift_text``     ``shift_text(manifest) -> str``: what changes out of domain, for the card
+``card``           a :class:`cogen.card.family_card.FamilyCard`: what the dataset card says of the
+                   family's configs (measures paragraph, study kinds, papers, differences from the
+                   reference code, what changes out of domain, preview captions, extra tables)
+``stream``         optional: ``stream_source(setting, config, split) -> StreamSource``, the family's
+                   endless samples for :class:`cogen.stream.SampleStream` (empty: no streams)
+``report``         optional: ``report(data, predictions, split, **options) -> dict``, a report over
+                   every config the predictions name (``cogen eval <family>``; empty: none)
 =================  ====================================================================
+
+Plain fields hold what must be known without importing the family: its ``title`` and
+``description``, a note per column (``column_notes``), and the help text of each family option of
+``cogen eval`` (``eval_help``) and ``cogen prompts export`` (``prompt_help``), which
+:func:`option_help` puts together for the command line.
 
 Callables are named ``"module:attribute"`` (or a module alone) and resolved on first use by
 :meth:`Family.load`, the one place that turns a name into code. That keeps this module at the
@@ -43,10 +54,13 @@ if TYPE_CHECKING:
 
     from cogen.folder import SplitData
 
-__all__ = ["DEFAULT_FAMILY", "FAMILIES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family"]
+__all__ = ["DEFAULT_FAMILY", "FAMILIES", "OPTIONAL_ROLES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family",
+           "option_help"]
 
-#: Roles a family record names, each resolved by :meth:`Family.load`.
-ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "shift_text")
+#: Roles every family record names, each resolved by :meth:`Family.load`.
+ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card")
+#: Roles a family may leave empty (it has no such thing): :meth:`Family.load` gives None for them.
+OPTIONAL_ROLES = ("stream", "report")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
 
@@ -152,14 +166,21 @@ class Family:
     checks: str
     evaluator: str
     prompts: str
-    shift_text: str
+    card: str
+    stream: str = ""
+    report: str = ""
+    report_help: str = ""
     column_notes: Mapping[str, str] = field(default_factory=dict)
+    eval_help: Mapping[str, str] = field(default_factory=dict)
+    prompt_help: Mapping[str, str] = field(default_factory=dict)
 
     def load(self, role: str) -> Any:
-        """The code a role names (``"module:attribute"``, or a module), imported on first use."""
-        if role not in ROLES:
-            raise UnknownNameError("family role", role, ROLES)
-        return _resolve(getattr(self, role))
+        """The code a role names (``"module:attribute"``, or a module), imported on first use; None
+        for an optional role the family leaves empty."""
+        if role not in ROLES + OPTIONAL_ROLES:
+            raise UnknownNameError("family role", role, ROLES + OPTIONAL_ROLES)
+        name = getattr(self, role)
+        return _resolve(name) if name else None
 
     def make_builder(self, setting: Setting, rows_per_shard: int) -> Builder:
         """The family's :class:`Builder` for ``setting``."""
@@ -193,7 +214,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         checks="cogen.families.cogitao.checks:checks",
         evaluator="cogen.families.cogitao.evaluate",
         prompts="cogen.families.cogitao.prompts:cogitao_split_prompts",
-        shift_text="cogen.families.cogitao.card:cogitao_shift",
+        card="cogen.families.cogitao.card:CARD",
+        stream="cogen.families.cogitao.stream:stream_source",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "input": "input grid, true height x width, colours 0-9 (0 = background)",
@@ -214,6 +236,19 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
                            "`cogen.render.to_grid` reads it back",
             "output_image": "RGB builds (`render:`): the output drawn as an image",
         }),
+        eval_help=MappingProxyType({
+            "pad": "fixed HxW of the padded per-pixel accuracy (default: the experiment's largest grid).",
+            "stubbornness": "compute stubbornness (OOD splits of composition experiments; default on).",
+        }),
+        prompt_help=MappingProxyType({
+            "regime": "task codes, explicit (names) or coded (t1, t2, ...). [default: explicit]",
+            "examples": "in-context examples per prompt (from train). [default: 5]",
+            "seed": "seed of the in-context example draw and of --per-experiment sampling. "
+                    "[default: 0; 42 with --selection paper]",
+            "selection": "the paper's selection and sampling of App. C.",
+            "per_experiment": "prompts per config (the paper: 10, seed 42); default every row "
+                              "([default: 10] with --selection paper).",
+        }),
     ),
     "carc": Family(
         name="carc",
@@ -225,7 +260,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         checks="cogen.families.carc.checks:checks",
         evaluator="cogen.families.carc.evaluate",
         prompts="cogen.families.carc.prompts:carc_split_prompts",
-        shift_text="cogen.families.carc.card:carc_shift",
+        card="cogen.families.carc.card:CARD",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "episode": "index of the episode in the generated pool",
@@ -247,6 +282,17 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
             "neighbor_indicator": "cells of the neighbour indicator on the grid",
             "neighbor_color": "colour of the neighbour indicator",
         }),
+        eval_help=MappingProxyType({
+            "queries": "score all queries of each episode, or only the first (the paper's LLM protocol). "
+                       "[default: all]",
+        }),
+        prompt_help=MappingProxyType({
+            "queries": "first query of each episode, or all. [default: first]",
+            "selection": "one query per episode.",
+            "images": "draw each prompt's study pairs and query into a PNG in this folder (text+image prompts); "
+                      "the record names it under 'image'.",
+            "no_code": "add the paper's 'Do not generate any code to solve the task' line.",
+        }),
     ),
     "programs": Family(
         name="programs",
@@ -258,7 +304,9 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         checks="cogen.families.programs.checks:checks",
         evaluator="cogen.families.programs.evaluate",
         prompts="cogen.families.programs.prompts:split_prompts",
-        shift_text="cogen.families.programs.card:programs_shift",
+        card="cogen.families.programs.card:CARD",
+        report="cogen.families.programs.evaluate:evaluate_table",
+        report_help="Score program replies against every string-to-grid config their ids name: the paper's Table 1.",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "
@@ -273,8 +321,27 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
             "sample_inputs": "each input as a 1x4 grid: 0 where a character is its first letter, 1 the second",
             "sample_outputs": "each output as a 4x4 grid: 0 for '.', 1 for '*'",
         }),
+        eval_help=MappingProxyType({
+            "predictions": "program replies (JSONL: id, reply, model, prompt_version).",
+            "timeout": "wall-clock seconds a program may take for all 16 inputs. [default: 2]",
+            "memory_mb": "address space a program may use, in MB. [default: 256]",
+            "workers": "sandbox processes running programs in parallel. [default: one per core]",
+            "low_length": "L(P+) at or below this is low (T1/T3). [default: (L_s + L_z) / 2 = 180]",
+            "low_errors": "E at or below this is low (T1/T2). [default: d / 4 = 4]",
+            "explain": "print each combination and output value counted, with its source line.",
+            "markdown": "also write the Table-1 report (L(P+) / E / C per setting and model) as Markdown.",
+        }),
     ),
 })
+
+
+def option_help(command: str, option: str, lead: str = "") -> str:
+    """Help text of a family option of ``cogen eval`` (``command="eval"``) or ``cogen prompts export``
+    (``"prompts"``): ``lead``, then what each family that takes the option says of it, after its title."""
+    field_name = {"eval": "eval_help", "prompts": "prompt_help"}[command]
+    parts = [f"{record.title}: {text}" for record in FAMILIES.values()
+             if (text := getattr(record, field_name).get(option))]
+    return " ".join([lead, *parts]).strip()
 
 
 def family(name: str | None, where: str | None = None) -> Family:

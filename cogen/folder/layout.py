@@ -82,7 +82,7 @@ def lock_path(folder: str | Path) -> Path:
 
 
 def scratch_path(folder: str | Path) -> Path:
-    """The folder of files that a running build's workers share (such as C-ARC's episode cache)."""
+    """The folder of files that a running build's workers share (such as a family's cache of generated episodes)."""
     return Path(folder) / STATE_DIR / "scratch"
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogen.errors import DataError
+from cogen.families import DEFAULT_FAMILY
 from cogen.folder.layout import MANIFEST_DIR, manifest_path
 
 __all__ = ["SplitData", "is_dataset_folder", "is_repo_id", "read_split"]
@@ -32,8 +33,8 @@ class SplitData:
 
     @property
     def family(self) -> str:
-        """The family name of the config (``cogitao``, ``carc``, ...)."""
-        return self.manifest.get("family", "cogitao")
+        """The family name of the config (a key of :data:`cogen.families.FAMILIES`)."""
+        return self.manifest.get("family", DEFAULT_FAMILY)
 
     @property
     def config(self) -> str:

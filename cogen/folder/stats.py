@@ -4,11 +4,12 @@ Every shard records counts (``manifests/<config>.json``, ``splits.<split>.stats`
 rejection cause of its family (``accepted`` included), plus counters that are not attempts:
 
 * ``regenerated``: samples redrawn by the duplicate plan;
-* ``noops``: samples whose first valid attempt left the grid unchanged (COGITAO): under
+* ``noops``: samples whose first valid attempt left the grid unchanged (families whose card has
+  a no-op table): under
   ``degenerate: keep`` that attempt is the sample, so these are its no-ops; under ``reject`` it
   was redrawn, and these are the no-ops the split would have had with ``keep`` (the random draws
   of both modes agree up to that attempt);
-* ``size_redraws``: times a COGITAO sample that balances object sizes drew new ones after failing
+* ``size_redraws``: times a sample that balances object sizes drew new ones after failing
   with its first draw for a tenth of its attempt budget.
 
 A ``degenerate`` rejection is an attempt that was valid in every other respect but left the

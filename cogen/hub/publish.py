@@ -245,7 +245,7 @@ def push(folder: str | Path, repo_id: str, *, token: str | None = None, private:
     """
     started = time.perf_counter()
     if not _REPO_ID.fullmatch(repo_id or ""):
-        raise PublishError(f"--repo {repo_id!r} is not a Hub repo id; write it as owner/name, e.g. my-org/cogitao")
+        raise PublishError(f"--repo {repo_id!r} is not a Hub repo id; write it as owner/name, e.g. my-org/my-benchmark")
     plan = upload_plan(folder, repo_id, card_settings)
     if verify:
         _verify_folder(plan.folder, regenerate=verify == "regenerate")

@@ -1,11 +1,8 @@
 """In-context evaluation of language models: export prompts, parse replies into predictions.
 
-* each family's prompt maker (the ``prompts`` role of its record): COGITAO's ``explicit`` or ``coded``
-  task codes with in-context examples from train, or the paper's selection
-  (:mod:`cogen.families.cogitao.prompts`, :mod:`cogen.families.cogitao.paper_selection`);
-  Compositional-ARC's study examples and one query input, optionally with an image
-  (:mod:`cogen.families.carc.prompts`); string-to-grid programs' 16 pairs and a request for code
-  (:mod:`cogen.families.programs.prompts`)
+* each family's prompt maker (the ``prompts`` role of its record, ``cogen/families/<name>/prompts.py``):
+  task codes with in-context examples, an episode's study examples and one query, pairs and a
+  request for code, as the family's papers prompt
 * :func:`parse_reply`, :func:`parse_replies`  replies -> a predictions file for ``cogen eval``
 * :func:`export_prompts`   the prompts of one split written as JSONL
 
@@ -32,12 +29,9 @@ def export_prompts(data: str | Path, config: str, split: str, out: str | Path,
     """Write the prompts of ``split`` of ``config`` to ``out`` (JSONL: ``id``, ``prompt`` and how it
     was made); returns how many.
 
-    ``options`` are the family's prompt maker's (``None`` leaves one at its default): COGITAO takes
-    ``regime``, ``examples`` and ``seed`` (in-context examples from the config's train split),
-    ``selection`` (``paper``: the paper's selection and sampling, :mod:`cogen.families.cogitao.paper_selection`) and
-    ``per_experiment``; Compositional-ARC takes ``queries``, ``selection``, ``images`` (a folder
-    for text+image prompts) and ``no_code``; string-to-grid programs take ``version``. An option
-    the family does not take is an error.
+    ``options`` are the family's prompt maker's keyword parameters (``None`` leaves one at its
+    default), described by the ``prompt_help`` of its record (``cogen prompts export --help`` lists
+    them by family). An option the family does not take is an error.
     ``progress("prompts", advance, total)`` hears of every prompt written (``advance=0``: the total).
     """
     from cogen.errors import EvalError, os_error_text

@@ -1,8 +1,8 @@
 """Turn model replies into predictions for ``cogen eval``.
 
-A reply holds its answer as a 2-D list of integers, either after the marker ``output:``
-(Compositional-ARC's protocol: the grid after the *last* marker counts) or, with no marker, as
-the whole reply (COGITAO's prompts ask for the bare list; a surrounding Markdown code fence is
+A reply holds its answer as a 2-D list of integers, either after the marker ``output:`` (the
+protocol of episodic prompts: the grid after the *last* marker counts) or, with no marker, as
+the whole reply (prompts that ask for the bare list; a surrounding Markdown code fence is
 tolerated). Anything else is *unparsable*; a list that is found but is not a grid of 0..9 is
 *malformed* (:func:`cogen.metrics.grids.check_grid` gives the reason). Both become ``null``
 predictions, which ``cogen eval`` counts as format errors and leaves out of ``*_valid`` accuracies
@@ -26,7 +26,7 @@ from cogen.metrics.grids import check_grid
 __all__ = ["MARKERS", "REPLY_KEYS", "ParseReport", "extract_list", "parse_replies", "parse_reply"]
 
 #: ``auto``: the marker when present, else the bare reply; ``output``: the marker is required
-#: (Compositional-ARC); ``raw``: the whole reply must be the list (COGITAO).
+#: (episodic prompts); ``raw``: the whole reply must be the list (prompts that ask for the bare list).
 MARKERS = ("auto", "output", "raw")
 #: Keys a replies record may hold its text under (first present wins).
 REPLY_KEYS = ("reply", "response", "text", "content")

@@ -1,8 +1,7 @@
 """What every family's prompt maker shares: the :class:`Prompt` record, grids as text, seeded draws.
 
-Each family writes its own prompts (``prompts`` of its :class:`~cogen.families.Family` record):
-COGITAO in :mod:`cogen.families.cogitao.prompts`, Compositional-ARC in
-:mod:`cogen.families.carc.prompts`, string-to-grid programs in :mod:`cogen.families.programs.prompts`.
+Each family writes its own prompts (``prompts`` of its :class:`~cogen.families.Family` record,
+``cogen/families/<name>/prompts.py``).
 """
 
 from __future__ import annotations

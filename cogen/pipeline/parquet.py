@@ -20,8 +20,8 @@ __all__ = ["PARQUET_FORMAT", "ROW_GROUP_BYTES", "ROW_GROUP_ROWS", "parquet_layou
 
 #: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
 ROW_GROUP_ROWS = 10_000
-#: Uncompressed bytes per row group at most, as ``datasets`` writes (100 MB): big Compositional-ARC
-#: episodes get fewer rows per group.
+#: Uncompressed bytes per row group at most, as ``datasets`` writes (100 MB): big rows (whole
+#: episodes of grids) get fewer rows per group.
 ROW_GROUP_BYTES = 100 * 1000 * 1000
 #: Version of how shard files are encoded (not their rows), in every shard's stamp and every
 #: manifest, so a resumed build never keeps a shard (or a whole config) encoded another way next to

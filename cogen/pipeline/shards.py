@@ -30,8 +30,8 @@ __all__ = ["ConfigPlan", "ShardResult", "ShardTask", "encode_shard", "run_shard"
 class ShardTask:
     """Everything a worker needs to write one shard (picklable, small), built by keyword.
 
-    ``payload`` is the family's own description of the rows (e.g. a COGITAO
-    :class:`~cogen.generate.sampler.SplitJob`); only the family's shard writer reads it.
+    ``payload`` is the family's own description of the rows (e.g. the split's compiled domain
+    and the sample indices); only the family's shard writer reads it.
     Shard ``index`` of ``count`` holds rows ``[start, stop)`` of ``split``.
     """
 

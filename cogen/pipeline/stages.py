@@ -2,9 +2,9 @@
 
 The pipeline wraps each stage in :func:`stage`; the totals cover work done in this process (with
 ``--workers 1`` that is the whole build). Measuring costs two clock reads per row group.
-``key pass`` is the first pass's sampling (for a COGITAO shard encoded then, the only one);
-``sampling`` is the second pass's, for shards written again (for C-ARC, mostly reading the key
-pass's episodes back from the episode cache); ``file i/o`` includes writing that cache.
+``key pass`` is the first pass's sampling (for a shard its family encodes then, the only one);
+``sampling`` is the second pass's, for shards written again (for a family that caches what the key
+pass generated, mostly reading it back); ``file i/o`` includes writing such a cache.
 """
 
 from __future__ import annotations

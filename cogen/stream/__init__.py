@@ -1,22 +1,22 @@
-"""Endless, deterministic streams of COGITAO samples, without building anything.
+"""Endless, deterministic streams of samples, without building anything.
 
 >>> stream = SampleStream("c1", "C1-1", guard="cogen-data")      # doctest: +SKIP
 >>> batch = next(iter(stream))                                    # doctest: +SKIP
 >>> batch["input"].shape, batch["tokens"][0]                      # doctest: +SKIP
 ((1024, 20, 20), array([1, 5, 0, 0]))
 
-Sample ``i`` of a stream is the same pure function of (spec, config, split, index, seed) as row
-``i`` of a build (:func:`cogen.generate.sampler.generate_rows` at retry 0), so a stream can stand
-in for a stored split, indefinitely. Batches come as :func:`cogen.io.split_arrays` gives a stored
-split (``input``, ``input_shape``, ``output``, ``output_shape``, ``tokens``), padded to the
-domain's largest grid unless ``size`` says otherwise, plus ``index``: swapping stored data for a
-stream changes one line of a training loop.
+A family whose record has a ``stream`` role makes the samples (:class:`StreamSource`); sample ``i``
+of a stream is the same pure function of (spec, config, split, index, seed) as row ``i`` of a
+build at retry 0, so a stream can stand in for a stored split, indefinitely. Batches come as
+:func:`cogen.io.split_arrays` gives a stored split (``input``, ``input_shape``, ``output``,
+``output_shape``, ``tokens``), padded to the domain's largest grid unless ``size`` says
+otherwise, plus ``index`` and ``retry``: swapping stored data for a stream changes one line of a
+training loop.
 
 *Leak-free against stored evaluation data*: given ``guard`` (a dataset folder or Hub repo built
 from the same config), the stream never yields an (input, sequence) pair of that config's other
 splits; a sample that would is regenerated (retry 1, 2, ...) exactly as a build's dedup does,
-so the result is still a pure function of its index. Out-of-domain sequences are never drawn
-for training: they are not in the in-domain domain.
+so the result is still a pure function of its index.
 
 :meth:`SampleStream.torch_dataset` wraps a stream as a PyTorch ``IterableDataset`` that shares
 batches among DataLoader workers and distributed ranks (torch is imported only then).
@@ -27,12 +27,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from cogen.errors import DataError, GenerationError, SpecError
-from cogen.generate.sampler import SplitJob, generate_rows, require_ok
+from cogen.families import family
 from cogen.io.arrays import DEPTH, PAD_VALUE
 from cogen.pipeline.dedup import MAX_RETRIES
 from cogen.specs import SPLITS, load_spec, locate_configs
@@ -40,10 +40,37 @@ from cogen.specs import SPLITS, load_spec, locate_configs
 if TYPE_CHECKING:
     from cogen.stream._torch import StreamDataset
 
-__all__ = ["DEFAULT_BATCH", "Guard", "SampleStream", "StreamDataset", "stored_keys"]
+__all__ = ["DEFAULT_BATCH", "Guard", "SampleStream", "StreamDataset", "StreamSource"]
 
 #: Samples per batch, the unit the kernels generate and DataLoader workers share.
 DEFAULT_BATCH = 1024
+
+
+class StreamSource(Protocol):
+    """A family's endless samples of one split of one config: what its ``stream`` role,
+    ``stream_source(setting, config, split, path)``, returns.
+
+    ``rows(indices, retries)`` gives, per sample, ``keys`` (``(n, 2)`` uint64, the key a build
+    deduplicates on), ``inputs`` and ``outputs`` (``(n, H, W)`` int8, zero-padded to
+    :attr:`largest_grid`), ``sizes`` (``(n, 2)``: the true height and width) and ``sequences``
+    (``(n, depth)`` transformation tokens, -1 padded). ``stored_keys(table)`` gives the same keys
+    of a stored split, read from its ``guard_columns``.
+    """
+
+    setting: Any
+    config: Any
+    split: str
+    guard_columns: tuple[str, ...]
+
+    @property
+    def largest_grid(self) -> tuple[int, int]: ...
+
+    @property
+    def max_depth(self) -> int: ...
+
+    def rows(self, indices: np.ndarray, retries: np.ndarray) -> dict[str, np.ndarray]: ...
+
+    def stored_keys(self, table) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -55,8 +82,9 @@ class Guard:
     keys: np.ndarray = field(repr=False)  # (n, 2) uint64, sorted rows, no repeats
 
     @classmethod
-    def of(cls, source: str | Path, config: str, exclude: str) -> Guard:
-        """The keys of every split of ``config`` in ``source`` (a dataset folder or a Hub repo) but ``exclude``."""
+    def of(cls, source: str | Path, config: str, exclude: str, stream: StreamSource) -> Guard:
+        """The keys (``stream.stored_keys``) of every split of ``config`` in ``source`` (a dataset folder or
+        a Hub repo) but ``exclude``."""
         from cogen.folder import read_manifests, read_split
         from cogen.folder.splits import is_repo_id
 
@@ -68,12 +96,12 @@ class Guard:
             if split == exclude:
                 continue
             try:
-                data = read_split(source, config, split, keep={"input", "transformations"}.__contains__)
+                data = read_split(source, config, split, keep=set(stream.guard_columns).__contains__)
             except DataError as error:
                 if "has no split" in str(error):
                     continue
                 raise
-            parts.append(stored_keys(data.table))
+            parts.append(stream.stored_keys(data.table))
             names.append(split)
         keys = np.unique(np.concatenate(parts), axis=0) if parts else np.zeros((0, 2), np.uint64)
         return cls(str(source), tuple(names), keys)
@@ -90,32 +118,14 @@ class Guard:
         return hit
 
 
-def stored_keys(table) -> np.ndarray:
-    """The sampler's content key (:func:`cogen.generate._sampler.content_key`) of every stored row."""
-    import pyarrow.compute as pc
-
-    from cogen.generate._sampler import content_keys
-    from cogen.io._arrow import column_shapes, pad_grid_column
-    from cogen.io.arrays import task_tokens
-
-    if table.num_rows == 0:
-        return np.zeros((0, 2), np.uint64)
-    column = table.column("input").combine_chunks()
-    largest = tuple(int(v) for v in column_shapes(column, 2).max(axis=0))
-    grids, shapes = pad_grid_column(column, 2, largest, 0, "input")
-    sequences = table.column("transformations").combine_chunks()
-    lengths = np.asarray(pc.list_value_length(sequences), np.int64)
-    tokens = np.ascontiguousarray(task_tokens(sequences, depth=None))
-    return content_keys(tokens, lengths, grids, shapes.astype(np.int64))
-
-
 class SampleStream:
     """An endless, deterministic stream of the samples of one split of one config.
 
     ``spec``: a spec file or packaged spec name, or one config name (``C1-1``); ``config``: the
-    config (experiment) when the spec holds several; ``guard``: a dataset folder or Hub repo
-    whose other splits of this config the stream must never repeat. ``size`` pads the grids
-    (default: the domain's largest grid), ``depth`` the task codes, as :func:`cogen.io.split_arrays`.
+    config when the spec holds several; ``guard``: a dataset folder or Hub repo whose other splits
+    of this config the stream must never repeat. ``size`` pads the grids (default: the domain's
+    largest grid), ``depth`` the task codes, as :func:`cogen.io.split_arrays`. The samples come
+    from :attr:`source`, the family's :class:`StreamSource`; :attr:`experiment` is its config.
     """
 
     def __init__(self, spec: str | Path, config: str | None = None, split: str = "train", *, seed: int | None = None,
@@ -123,25 +133,17 @@ class SampleStream:
                  pad_value: int = PAD_VALUE, depth: int = DEPTH):
         path, selected = locate_configs(spec)
         setting = load_spec(path).with_seed(seed)
-        if setting.family != "cogitao":
-            raise SpecError(f"{path}: streams are made of COGITAO samples; {setting.family} specs are built "
-                            "with `cogen build`")
-        self.experiment = _one_experiment(setting, config or (selected[0] if selected else None), path)
-        if split not in self.experiment.splits():
-            raise DataError(f"{self.experiment.name} has no split {split!r}; it has "
-                            f"{', '.join(self.experiment.splits())}")
+        self.source = _stream_source(setting, config or (selected[0] if selected else None), split, path)
         if batch_size < 1:
             raise DataError(f"batch_size must be at least 1, got {batch_size}")
-        self.setting = setting
+        self.setting, self.experiment = setting, self.source.config
         self.split, self.seed, self.batch_size = split, setting.seed, int(batch_size)
-        self.job = SplitJob.of(self.experiment.domain(split), setting.seed, self.experiment.name, split)
-        grid = self.job.domain.grid
-        self.size = _pad_size(size, grid.height.hi, grid.width.hi)
+        self.size = _pad_size(size, *self.source.largest_grid)
         self.pad_value, self.depth = int(pad_value), int(depth)
-        if self.job.domain.sequences.max_depth > self.depth:
-            raise DataError(f"{self.experiment.name} has sequences of {self.job.domain.sequences.max_depth} "
+        if self.source.max_depth > self.depth:
+            raise DataError(f"{self.experiment.name} has sequences of {self.source.max_depth} "
                             f"transformations, more than depth={self.depth}; pass a larger depth")
-        self.guard = Guard.of(guard, self.experiment.name, split) if guard is not None else None
+        self.guard = Guard.of(guard, self.experiment.name, split, self.source) if guard is not None else None
 
     def samples(self, start: int, stop: int) -> dict[str, np.ndarray]:
         """Samples ``start .. stop - 1`` as one batch of padded arrays."""
@@ -180,8 +182,7 @@ class SampleStream:
     # ------------------------------------------------------------------ internals
     def _rows(self, indices: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         retries = np.zeros(len(indices), np.int64)
-        rows = generate_rows(self.job, indices, retries)
-        require_ok(rows, self.experiment.name, self.split, int(indices[0]) if len(indices) else 0)
+        rows = self.source.rows(indices, retries)
         if self.guard is None:
             return rows, retries
         todo = np.flatnonzero(self.guard.contains(rows["keys"]))
@@ -191,8 +192,7 @@ class SampleStream:
                 raise GenerationError(f"{self.experiment.name} {self.split}: sample {int(indices[todo[0]])} still "
                                       f"repeats a stored pair after {MAX_RETRIES} regenerations; the spec's space of "
                                       "distinct pairs is too small")
-            again = generate_rows(self.job, indices[todo], retries[todo])
-            require_ok(again, self.experiment.name, self.split, int(indices[todo[0]]))
+            again = self.source.rows(indices[todo], retries[todo])
             for name, values in again.items():
                 if len(values) == len(todo):  # not ``frames`` unless the job records them
                     rows[name][todo] = values
@@ -220,13 +220,17 @@ class SampleStream:
         return batch
 
 
-def _one_experiment(setting, name: str | None, path):
-    names = [e.name for e in setting.experiments]
-    if name is None:
-        if len(names) != 1:
-            raise SpecError(f"{path} holds {len(names)} configs ({', '.join(names)}); name one with --experiment")
-        name = names[0]
-    return setting.experiment(name)
+def _stream_source(setting, config: str | None, split: str, path) -> StreamSource:
+    """The samples of the family of ``setting``; a clear error for a family that has no streams."""
+    from cogen.families import FAMILIES
+
+    record = family(setting.family)
+    make = record.load("stream")
+    if make is None:
+        streaming = [other.title for other in FAMILIES.values() if other.stream]
+        raise SpecError(f"{path}: {record.title} specs have no streams; build them with `cogen build` (streams are "
+                        f"made of {' or '.join(streaming) or 'no family'} samples)")
+    return make(setting, config, split, path)
 
 
 def _pad_size(size, max_height: int, max_width: int) -> tuple[int, int]:

@@ -1,8 +1,15 @@
-"""Compositional-ARC's text for the dataset card: what changes between in-domain and out-of-domain data."""
+"""Compositional-ARC's text for the dataset card (:data:`CARD`): what its studies measure, what changes
+between in-domain and out-of-domain data, its paper, and the captions of its previews."""
 
 from __future__ import annotations
 
-__all__ = ["carc_shift"]
+from types import MappingProxyType
+
+from cogen.card.family_card import FamilyCard, fixed_paragraph
+from cogen.card.papers import Paper
+from cogen.families.carc.differences import DIFFERENCES
+
+__all__ = ["CARD", "PAPER", "carc_shift"]
 
 
 def carc_shift(manifest: dict) -> str:
@@ -21,3 +28,31 @@ def carc_shift(manifest: dict) -> str:
                 (("queries", "reference", "distinct"), ("rotation", "paper", "paper"),
                  ("degenerate", "reject", "reject")) if spec.get(key, missing) != default]
     return "; ".join(part for part in (text, ", ".join(switches)) if part)
+
+
+PAPER = Paper(
+    "Compositional-ARC", "Compositional-ARC: Assessing Systematic Generalization in Abstract Spatial Reasoning",
+    "Mondorf, Zhou, Riedler, Plank", "2504.01445", "ICLR 2026",
+    """@inproceedings{mondorf2026compositionalarc,
+  title         = {{Compositional-ARC}: Assessing Systematic Generalization in Abstract Spatial Reasoning},
+  author        = {Mondorf, Philipp and Zhou, Shijia and Riedler, Monica and Plank, Barbara},
+  booktitle     = {International Conference on Learning Representations (ICLR)},
+  year          = {2026},
+  eprint        = {2504.01445},
+  archivePrefix = {arXiv},
+  url           = {https://arxiv.org/abs/2504.01445}
+}""",
+    release_note="the Compositional-ARC authors publish their own dataset under CC BY-SA 4.0")
+
+CARD = FamilyCard(
+    shift=carc_shift,
+    measures=fixed_paragraph(
+        "**Compositional-ARC ({settings}).** Few-shot episodes whose visual grammar maps an object's shape, "
+        "colour and a neighbouring indicator object to transformations. Study examples show primitives and "
+        "level-1 compositions; queries ask for the level-2 composition. The systematicity-aware split holds "
+        "whole transformation triplets out of training."),
+    papers=(PAPER,),
+    differences=DIFFERENCES,
+    splits_note="for Compositional-ARC, `validation` and `test` hold the held-out triplets",
+    captions=MappingProxyType({"study": "study_roles", "query": "query_roles"}),
+)

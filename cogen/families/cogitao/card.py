@@ -1,8 +1,16 @@
-"""COGITAO's text for the dataset card: what changes between in-domain and out-of-domain data."""
+"""COGITAO's text for the dataset card (:data:`CARD`): what its studies measure, what changes between
+in-domain and out-of-domain data, its paper, its variants and its no-op table."""
 
 from __future__ import annotations
 
-__all__ = ["cogitao_shift", "untrained_pairs"]
+import re
+from types import MappingProxyType
+
+from cogen.card.family_card import FamilyCard
+from cogen.card.papers import Paper
+from cogen.families.cogitao.differences import DIFFERENCES
+
+__all__ = ["CARD", "PAPER", "cogitao_shift", "measures", "study_kind", "transformations_section", "untrained_pairs"]
 
 
 def _span(values) -> str:
@@ -124,3 +132,111 @@ def cogitao_shift(manifest: dict) -> str:
         parts.append(f"grid {_grid(inside['grid'])} → {_grid(outside['grid'])}")
     parts += _objects(inside["objects"], outside["objects"])
     return "; ".join(parts)
+
+
+def study_kind(setting: str) -> str:
+    """``C`` (CompGen), ``G`` (EnvGen), ``S`` (sample efficiency) or ``custom``, from the spec's name."""
+    core = setting.removesuffix("-as-run")
+    if re.fullmatch(r"C\d", core):
+        return "C"
+    if re.fullmatch(r"G\d", core):
+        return "G"
+    return "S" if core == "S" else "custom"
+
+
+def _cores(settings: list[str]) -> set[str]:
+    return {setting.removesuffix("-as-run") for setting in settings}
+
+
+def _either(items: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b, or c``."""
+    if len(items) < 3:
+        return " or ".join(items)
+    return ", ".join(items[:-1]) + ", or " + items[-1]
+
+
+def _compgen(settings: list[str]) -> str:
+    cores = _cores(settings)
+    held = [name for name in ("C1", "C2") if name in cores]
+    asks = [f"held-out compositions ({', '.join(held)})"] if held else []
+    if "C3" in cores:
+        asks.append("deeper ones (C3)" if held else "deeper compositions (C3)")
+    return (f"**COGITAO CompGen ({', '.join(settings)}).** Training shows three transformations and some of their "
+            f"compositions; the out-of-domain splits ask for {' or '.join(asks) or 'held-out compositions'}. "
+            "Nothing held out is ever trained on.")
+
+
+#: What the out-of-domain data of each EnvGen study changes.
+_ENVIRONMENTS = {"G1": "more objects", "G2": "larger grids", "G3": "larger objects", "G4": "more complex objects"}
+
+
+def _envgen(settings: list[str]) -> str:
+    cores = _cores(settings)
+    changes = [f"{change} ({name})" for name, change in _ENVIRONMENTS.items() if name in cores]
+    if "G5" in cores:
+        changes.append("all of these at once (G5)" if len(changes) == len(_ENVIRONMENTS)
+                       else "more objects, larger grids and larger, more complex objects at once (G5)")
+    return (f"**COGITAO EnvGen ({', '.join(settings)}).** The transformation stays the same; the environment "
+            f"changes between in-domain and out-of-domain data: {_either(changes) or 'another environment'}.")
+
+
+def measures(kind: str, settings: list[str]) -> str:
+    """The card's paragraph on the studies ``settings`` of one kind, naming only the studies they are."""
+    if kind == "C":
+        return _compgen(settings)
+    if kind == "G":
+        return _envgen(settings)
+    if kind == "S":
+        return (f"**COGITAO sample efficiency ({', '.join(settings)}).** One transformation, trained on 100 to "
+                "100,000 samples, tested in domain.")
+    return (f"**COGITAO, custom studies ({', '.join(settings)}).** Transformation sequences on objects, with the "
+            "in-domain and out-of-domain conditions each config's row of the table below describes.")
+
+
+def variants_note(manifests: list[dict]) -> str:
+    """The paragraph on the paper's-text and as-run variants, when the folder holds either."""
+    if not any(m.get("variant") in ("paper-text", "as-run") for m in manifests):
+        return ""
+    return ("COGITAO configs come in two variants. The *paper's text* (configs named as in the paper, `C1-1`) "
+            "follows the COGITAO paper wherever it is explicit: its sequence lists, object sizes and grids. *As "
+            "run* (configs named `as-run-C1-1`) reproduces the conditions the paper's numbers came from, the "
+            "authors' code: 15x15 grids for C1 and C2, its sequence lists and experiment 4, its object sizes, "
+            "samples whose output equals their input kept, and object counts and sizes redrawn with every failed "
+            "attempt. Each study below says which it is.\n\n")
+
+
+def transformations_section(manifests: list[dict]) -> str:
+    """The card's section on the transformations and their task-code tokens."""
+    from cogen.engine.registry import markdown_table
+
+    return ("## Transformations\n\nThe 28 COGITAO transformations and the token ids used in task codes (token 0 "
+            "is the identity,\nused to pad sequences).\n\n" + markdown_table().rstrip("\n") + "\n\n")
+
+
+#: The authors' surnames as the arXiv listing gives them; first names are left out rather than guessed
+#: (the seed text is the anonymous review version).
+PAPER = Paper(
+    "COGITAO", "COGITAO: A Procedural Object-Centric Framework to Evaluate Compositional Generalization",
+    "Taoudi-Benchekroun, Troyan, Sager, Gerber, Tuggener, Grewe", "2509.05249", "arXiv 2025",
+    """@misc{taoudi2025cogitao,
+  title         = {{COGITAO}: A Procedural Object-Centric Framework to Evaluate Compositional Generalization},
+  author        = {Taoudi-Benchekroun and Troyan and Sager and Gerber and Tuggener and Grewe},
+  year          = {2025},
+  eprint        = {2509.05249},
+  archivePrefix = {arXiv},
+  url           = {https://arxiv.org/abs/2509.05249}
+}""")
+
+CARD = FamilyCard(
+    shift=cogitao_shift,
+    measures=measures,
+    study_kind=study_kind,
+    papers=(PAPER,),
+    differences=DIFFERENCES,
+    configs_note=variants_note,
+    variants=MappingProxyType({"paper-text": "the paper's text", "as-run": "as run by the authors' code",
+                               "custom": "custom spec"}),
+    captions=MappingProxyType({"": "transformations"}),
+    noop_table=True,
+    sections=(transformations_section,),
+)
