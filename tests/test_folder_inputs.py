@@ -291,3 +291,22 @@ def test_a_build_that_failed_before_writing_anything_refuses_nothing(spec, tmp_p
         build(spec.with_name("hopeless.yaml"), tmp_path / "out", **OPTIONS)
     build(spec, tmp_path / "out", **OPTIONS)  # the fixed spec: nothing of the failed one was recorded
     assert not failed(verify(tmp_path / "out"))
+
+
+@pytest.mark.slow
+def test_a_key_pass_stopped_in_a_worker_pool_keeps_what_it_saved(spec, tmp_path):
+    out = tmp_path / "out"
+    seen = {"keys": 0}
+
+    def progress(phase, advance, total):  # Ctrl-C, as the driver's thread sees it, after 3 key-pass results
+        seen[phase] = seen.get(phase, 0) + advance
+        if phase == "keys" and advance and seen["keys"] >= 3 * 50:
+            raise KeyboardInterrupt
+
+    with pytest.raises(BuildInterrupted, match=r"interrupted while sampling keys \(no shard written yet; the key pass "
+                                               r"of \d+ shards is saved"):
+        build(spec, out, workers=2, rows_per_shard=50, progress=progress)
+    assert len(list(out.glob(".cogen/keys/*/*.npz"))) >= 3
+    build(spec, out, workers=2, rows_per_shard=50)
+    build(spec, tmp_path / "clean", **OPTIONS)
+    assert every_file(out) == every_file(tmp_path / "clean")

@@ -19,7 +19,7 @@ import io
 import json
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 
 import numpy as np
@@ -63,9 +63,13 @@ class KeyPassCache:
         return self.executor.submit(fn, *args, **kwargs)
 
     def map(self, fn: Callable, *iterables: Iterable) -> Iterator:
-        """``fn`` over the items, in order, like :meth:`concurrent.futures.Executor.map`."""
+        """``fn`` over the items, in order, like :meth:`concurrent.futures.Executor.map`.
+
+        Results are saved in this thread (never in the executor's, which must keep reading its
+        workers' results), each as soon as it is done, in whatever order they finish."""
         call, self.calls = self.calls, self.calls + 1
         futures: list[Future] = []
+        pending: dict[Future, Path] = {}
         for index, args in enumerate(zip(*iterables, strict=False)):
             path = self.folder / f"{call}-{index}.npz"
             value = _load(path)
@@ -74,9 +78,22 @@ class KeyPassCache:
                 futures.append(_done(value))
                 continue
             future = self.executor.submit(fn, *args)
-            future.add_done_callback(lambda done, path=path: self._save(done, path))
             futures.append(future)
-        return _in_order(futures)
+            if future.done():  # an in-process executor: saved before the next item runs
+                self._save(future, path)
+            else:
+                pending[future] = path
+        return self._in_order(futures, pending)
+
+    def _in_order(self, futures: list[Future], pending: dict[Future, Path]) -> Iterator:
+        futures.reverse()
+        while futures:
+            future = futures.pop()
+            while future in pending:
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for finished in done:
+                    self._save(finished, pending.pop(finished))
+            yield future.result()
 
     def _save(self, future: Future, path: Path) -> None:
         if future.cancelled() or future.exception() is not None:
@@ -93,12 +110,6 @@ class KeyPassCache:
         except Exception:  # a full disk costs the saving, never the build
             return
         self.saved += 1
-
-
-def _in_order(futures: list[Future]) -> Iterator:
-    futures.reverse()
-    while futures:
-        yield futures.pop().result()
 
 
 def _done(value) -> Future:
