@@ -1,7 +1,8 @@
 """Throughput of `cogen build` end to end (sampling, dedup plan, Parquet), beside the reference.
 
     python benchmarks/bench_build.py cases [N]      # cases A, C, D, E of cogitao_reference §8.3, one process
-    python benchmarks/bench_build.py writer [N]     # Parquet writer options on case C's rows: CPU time, bytes
+    python benchmarks/bench_build.py writer [N]     # Parquet writers on case A's rows: CPU time, bytes
+    python benchmarks/bench_build.py startup        # fixed cost of a build: 520-sample G1 with 1 and 2 workers
     python benchmarks/bench_build.py carc [SCALE]   # carc, every config, against sampling its pool once; peak RSS
     python benchmarks/bench_build.py memory         # peak RSS of a 10k and a 1M-sample build (one process)
     python benchmarks/bench_build.py suite [W]      # the paper suite c1-c3, g1-g5 at full size, W workers
@@ -10,12 +11,14 @@ Reference figures (public COGITAO code, single process, same kind of machine): A
 C 210/s, D 22/s, E 52/s; the reference needs hours for the suite. `cases` prints samples per
 wall second and per CPU second of the process (the second is steadier on a shared machine), the
 bare sampler's rate (``generate_rows`` on the same indices) beside it, and the CPU seconds of each
-build stage (:mod:`cogen.pipeline.stages`).
+build stage (:mod:`cogen.pipeline.stages`; polars encodes on threads of its own, whose time can
+land in the stage running beside it: the total is exact, the split approximate).
 
 ``floor`` is the least the build can cost, in units of the bare sampler, while grids are stored as
-``list<list<int8>>`` with the layout ``datasets`` writes (page index, content-defined chunking):
-sampling plus re-encoding the grid columns alone, as the build encodes them (Parquet has no 8-bit
-type, so each cell is a 4-byte INT32 with repetition levels). No build of this format can beat it.
+``list<list<int8>>``: sampling plus re-encoding the grid columns alone with the shard writer
+(:func:`cogen.pipeline.parquet.write_parquet`; Parquet has no 8-bit type, so each cell is a
+4-byte INT32 with repetition levels). No build of this format can beat it. ``format 2`` is the
+same floor with the previous writer (pyarrow with content-defined chunking).
 """
 
 from __future__ import annotations
@@ -79,61 +82,61 @@ def _is_grid(kind) -> bool:
     return depth >= 2 and kind == pa.int8()
 
 
-def grid_encoding_cpu(files: list[Path], cdc: bool = True, only: tuple[str, ...] = (), runs: int = 3) -> float:
-    """CPU seconds to encode only the grid columns of ``files`` (or those named in ``only``), row
-    group by row group, with the shard writer's options (the best of ``runs``; reading is not
-    counted): the part of a build no change of code can remove."""
+def grid_encoding_cpu(files: list[Path], writer: str = "polars", only: tuple[str, ...] = (), runs: int = 3) -> float:
+    """CPU seconds to encode only the grid columns of ``files`` (or those named in ``only``) with the
+    shard writer: ``writer`` is ``polars`` or ``pyarrow`` (the encoder forced), or ``pyarrow-cdc``
+    (format 2's writer); the best of ``runs``; reading is not counted: the part of a build no
+    change of code can remove."""
     import io
 
     import pyarrow.parquet as pq
 
-    from cogen.pipeline.parquet import parquet_layout_options, writer_options
+    from cogen.pipeline import parquet
 
-    layout = parquet_layout_options() if cdc else {"write_page_index": True}
-    best = float("inf")
-    for _ in range(runs):
-        spent = 0.0
-        for path in files:
-            source = pq.ParquetFile(path)
-            columns = [f.name for f in source.schema_arrow if _is_grid(f.type) and (not only or f.name in only)]
-            out = pq.ParquetWriter(io.BytesIO(), source.schema_arrow.empty_table().select(columns).schema,
-                                   **writer_options(), **layout)
-            for i in range(source.num_row_groups):
-                group = source.read_row_group(i, columns=columns)
-                cpu = time.process_time()
-                out.write_table(group, row_group_size=max(group.num_rows, 1))
-                spent += time.process_time() - cpu
+    inputs = []
+    for path in files:
+        source = pq.ParquetFile(path)
+        columns = [f.name for f in source.schema_arrow if _is_grid(f.type) and (not only or f.name in only)]
+        groups = [source.read_row_group(i, columns=columns) for i in range(source.num_row_groups)]
+        inputs.append((source.schema_arrow.empty_table().select(columns).schema, groups))
+    saved, best = parquet.POLARS_MIN_ROWS, float("inf")
+    parquet.POLARS_MIN_ROWS = 1 if writer == "polars" else 10 ** 12
+    try:
+        for _ in range(runs):
             cpu = time.process_time()
-            out.close()
-            spent += time.process_time() - cpu
-        best = min(best, spent)
+            for schema, groups in inputs:
+                parquet.write_parquet(io.BytesIO(), schema, iter(groups), {}, cdc=writer == "pyarrow-cdc")
+            best = min(best, time.process_time() - cpu)
+    finally:
+        parquet.POLARS_MIN_ROWS = saved
     return best
 
 
 def run_case(case: str, n: int) -> dict:
     from cogen.pipeline import build, stages
+    from cogen.pipeline.parquet import POLARS_MIN_ROWS
 
     with tempfile.TemporaryDirectory() as folder:
         spec = Path(folder) / "spec.yaml"
-        spec.write_text(case_spec(case, 200))
-        build(spec, Path(folder) / "warm", workers=1)  # compile / load the Numba cache once
+        spec.write_text(case_spec(case, POLARS_MIN_ROWS + 200))
+        build(spec, Path(folder) / "warm", workers=1)  # load the kernels and the shard writer once
         spec.write_text(case_spec(case, n))
         raw = raw_rate(spec, n)
         stages.reset()
         start, cpu = time.perf_counter(), time.process_time()
         report = build(spec, Path(folder) / "out", workers=1, rows_per_shard=n + 2)
         seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+        breakdown = stages.totals()  # before the floors below, which encode too
         size = sum(p.stat().st_size for p in (Path(folder) / "out").glob("data/**/*.parquet"))
-        grids = grid_encoding_cpu(sorted((Path(folder) / "out").glob("data/*/train-*.parquet")))
-        grids_plain = grid_encoding_cpu(sorted((Path(folder) / "out").glob("data/*/train-*.parquet")), cdc=False)
+        files = sorted((Path(folder) / "out").glob("data/*/train-*.parquet"))
+        grids, grids_old = grid_encoding_cpu(files), grid_encoding_cpu(files, "pyarrow-cdc")
     stats = report.configs[0].stats["train"]
     attempts = sum(v for k, v in stats.items() if k != "regenerated")
-    breakdown = stages.totals()
     breakdown["other"] = cpu_seconds - sum(breakdown.values())
     return {"case": case, "samples": n, "seconds": round(seconds, 2), "samples_per_s": round(n / seconds),
             "samples_per_cpu_s": round(n / cpu_seconds), "raw_per_cpu_s": round(raw),
             "ratio": round(raw * cpu_seconds / n, 2), "stages": breakdown,
-            "floor": round(1 + grids * raw / n, 2), "floor_without_cdc": round(1 + grids_plain * raw / n, 2),
+            "floor": round(1 + grids * raw / n, 2), "floor_format_2": round(1 + grids_old * raw / n, 2),
             "reference": REFERENCE[case], "speedup": round(n / seconds / REFERENCE[case]),
             "attempts_per_sample": round(attempts / n, 2), "bytes_per_sample": round(size / n)}
 
@@ -153,59 +156,139 @@ def cases(n: int) -> None:
     print(f"{'case':5} " + " ".join(f"{name:>16}" for name in names))
     for row in rows:
         print(f"{row['case']:5} " + " ".join(f"{row['stages'][name]:>16.3f}" for name in names))
-    print("\nfloor = (sampler + encoding the grid columns alone) / sampler: the least any build of "
-          "list<list<int8>> grids costs; without content-defined chunking it would be "
-          + ", ".join(f"{row['case']} {row['floor_without_cdc']}x" for row in rows) + ".")
+    print("\nfloor = (sampler + encoding the grid columns alone with the shard writer) / sampler: the least any "
+          "build of list<list<int8>> grids costs; with format 2's writer (pyarrow, content-defined chunking) it was "
+          + ", ".join(f"{row['case']} {row['floor_format_2']}x" for row in rows) + ".")
 
 
-def writer(n: int) -> None:
-    """Parquet writer options on case C's rows: CPU seconds and bytes (how ``writer_options`` was chosen)."""
-    import io
-
+def _case_tables(case: str, n: int) -> list:
+    """Case ``case``'s first ``n`` train rows as the build makes them, one table per row group."""
     import numpy as np
-    import pyarrow.parquet as pq
 
     from cogen.families.cogitao.build import _table
     from cogen.folder import arrow_schema
     from cogen.generate.sampler import generate_rows
     from cogen.pipeline.driver import builder_for
-    from cogen.pipeline.parquet import ROW_GROUP_ROWS, writer_options
+    from cogen.pipeline.parquet import ROW_GROUP_ROWS
     from cogen.specs import load_spec
 
     with tempfile.TemporaryDirectory() as folder:
         spec = Path(folder) / "spec.yaml"
-        spec.write_text(case_spec("C", n))
+        spec.write_text(case_spec(case, n))
         builder = builder_for(load_spec(spec))
-        experiment = builder.setting.experiments[0]
-        task = builder._tasks(experiment, "bench", None)[0]
-        job = builder.job(experiment, "train")
-        schema = arrow_schema(dict(task.columns))
-        tables = [_table(task, s, generate_rows(job, np.arange(s, min(s + ROW_GROUP_ROWS, n)))).cast(schema)
-                  for s in range(0, n, ROW_GROUP_ROWS)]
-    chosen = writer_options()
-    options = {
-        "chosen": chosen,
-        "before (zstd 3, dictionary on id, transformations)":
-            {**chosen, "compression_level": 3, "use_dictionary": ["transformations", "id"], "write_batch_size": 1024},
-        "default write batch (1024 values)": {**chosen, "write_batch_size": 1024},
-        "write batch 65536 values": {**chosen, "write_batch_size": 65536},
-        "zstd 3, no dictionary": {**chosen, "compression_level": 3},
-        "dictionary everywhere": {**chosen, "use_dictionary": True},
-        "snappy": {**chosen, "compression": "snappy", "compression_level": None},
-        "lz4": {**chosen, "compression": "lz4", "compression_level": None},
-        "uncompressed": {**chosen, "compression": "none", "compression_level": None},
-    }
-    print(f"{'options':55} {'CPU s':>7} {'bytes/sample':>13}")
-    for name, kwargs in options.items():
-        best = float("inf")
-        for _ in range(3):
+    experiment = builder.setting.experiments[0]
+    task = builder._tasks(experiment, "bench", None)[0]
+    job = builder.job(experiment, "train")
+    schema = arrow_schema(dict(task.columns)).remove_metadata()
+    return [_table(task, s, generate_rows(job, np.arange(s, min(s + ROW_GROUP_ROWS, n)))).cast(schema)
+            for s in range(0, n, ROW_GROUP_ROWS)]
+
+
+def _library_writers() -> dict:
+    """Parquet writers to compare: name -> write(tables) -> bytes. duckdb and arro3 only when installed."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cogen.pipeline import parquet
+
+    def shard_writer(encoder: str, cdc: bool = False):
+        def write(tables) -> bytes:
+            saved = parquet.POLARS_MIN_ROWS
+            parquet.POLARS_MIN_ROWS = 1 if encoder == "polars" else 10 ** 12
+            try:
+                sink = io.BytesIO()
+                parquet.write_parquet(sink, tables[0].schema, iter(tables), {}, cdc=cdc)
+                return sink.getvalue()
+            finally:
+                parquet.POLARS_MIN_ROWS = saved
+        return write
+
+    def pyarrow_options(**changes):
+        def write(tables) -> bytes:
             sink = io.BytesIO()
-            cpu = time.process_time()
-            with pq.ParquetWriter(sink, schema, **kwargs) as out:
+            with pq.ParquetWriter(sink, tables[0].schema, **{**parquet.writer_options(), "write_page_index": True,
+                                                              **changes}) as out:
                 for table in tables:
-                    out.write_table(table, row_group_size=ROW_GROUP_ROWS)
+                    out.write_table(table, row_group_size=parquet.ROW_GROUP_ROWS)
+            return sink.getvalue()
+        return write
+
+    writers = {"pyarrow, content-defined chunking (format 2)": shard_writer("pyarrow", cdc=True),
+               "pyarrow (small shards, --parquet-cdc off)": shard_writer("pyarrow"),
+               "pyarrow, zstd 3 + dictionaries": pyarrow_options(compression_level=3, use_dictionary=True),
+               "polars (the shard writer, format 3)": shard_writer("polars")}
+    try:
+        import duckdb
+
+        def duck(tables) -> bytes:
+            with tempfile.TemporaryDirectory() as folder:
+                target, frame = Path(folder) / "x.parquet", pa.concat_tables(tables)  # noqa: F841 (read by duckdb)
+                duckdb.connect().execute(f"COPY (SELECT * FROM frame) TO '{target}' (FORMAT parquet, COMPRESSION "
+                                         "zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 10000)")
+                return target.read_bytes()
+        writers["duckdb COPY (zstd 1, its own dictionaries)"] = duck
+    except ImportError:
+        pass
+    try:
+        from arro3.io import write_parquet as arro3_write
+
+        def arro3(tables) -> bytes:
+            sink = io.BytesIO()
+            arro3_write(pa.concat_tables(tables), sink, compression="zstd(1)", max_row_group_size=10_000,
+                        dictionary_enabled=False)
+            return sink.getvalue()
+        writers["arro3-io (arrow-rs), no dictionaries"] = arro3
+    except ImportError:
+        pass
+    return writers
+
+
+def writer(n: int) -> None:
+    """Parquet writers on case A's rows (all columns): CPU seconds (all threads) and bytes, best of 3.
+
+    How the shard writer was chosen (:mod:`cogen.pipeline.parquet`): install ``duckdb`` and
+    ``arro3-io`` to see them too."""
+    tables = _case_tables("A", n)
+    print(f"{'writer, case A, ' + str(n) + ' rows':50} {'CPU ms':>8} {'bytes/row':>10}")
+    for name, write in _library_writers().items():
+        best, size = float("inf"), 0
+        for _ in range(3):
+            cpu = time.process_time()
+            size = len(write(tables))
             best = min(best, time.process_time() - cpu)
-        print(f"{name:55} {best:>7.3f} {len(sink.getvalue()) / n:>13.1f}")
+        print(f"{name:50} {best * 1000:>8.0f} {size / n:>10.1f}")
+
+
+def _child_cpu(command: list[str]) -> float:
+    """User + system CPU seconds of ``command`` and its children (what ``/usr/bin/time`` reports)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def startup() -> None:
+    """The fixed cost of a build: ``cogen build --config g1 --scale 0.001`` (520 samples, 25 shards)
+    with 1 and 2 workers, CPU seconds of the whole process tree, best of 3; then the rate of a
+    52,000-sample G1 build with 2 workers, start-up included, against the reference's 210 samples/s."""
+    cogen = [sys.executable, "-m", "cogen", "build", "--config", "g1", "--force", "--no-progress"]
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run(cogen + ["--scale", "0.001", "--out", f"{folder}/warm"], check=True, capture_output=True)
+        for workers in (1, 2):
+            best = min(_child_cpu(cogen + ["--scale", "0.001", "--workers", str(workers), "--out",
+                                           f"{folder}/w{workers}-{i}"]) for i in range(3))  # a new folder each time
+            print(f"g1, 520 samples, {workers} worker{'s' if workers > 1 else ''}: {best:.2f} CPU s (user + sys)")
+        wall, cpu = float("inf"), float("inf")
+        for i in range(3):
+            start = time.perf_counter()
+            cpu = min(cpu, _child_cpu(cogen + ["--scale", "0.1", "--workers", "2", "--out", f"{folder}/big{i}"]))
+            wall = min(wall, time.perf_counter() - start)
+    rate = 52_000 / wall
+    print(f"g1, 52,000 samples, 2 workers: {wall:.2f} s wall, {rate:,.0f} samples/s = {rate / 210:.0f}x the "
+          f"reference's 210/s (best of 3, start-up included); {cpu:.2f} CPU s, so {52_000 / cpu * 2:,.0f} samples/s "
+          f"= {52_000 / cpu * 2 / 210:.0f}x on two idle cores")
 
 
 def _peak_rss_child(n: int) -> None:
@@ -249,11 +332,12 @@ def _carc_child(scale: float) -> None:
         report = build("carc", Path(folder) / "out", scale=scale, workers=1)
         seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        spent = stages.totals()  # before the floor below, which encodes too
         grids = grid_encoding_cpu(sorted((Path(folder) / "out").glob("data/*/*.parquet")), runs=1)
     rows = sum(sum(c.rows.values()) for c in report.configs)
     print(json.dumps({"episodes": episodes, "rows": rows, "sampling_cpu_s": round(sampling, 2),
                       "build_cpu_s": round(cpu_seconds, 2), "build_s": round(seconds, 1),
-                      "stages": {k: round(v, 2) for k, v in stages.totals().items()}, "peak_rss_mb": round(peak_mb),
+                      "stages": {k: round(v, 2) for k, v in spent.items()}, "peak_rss_mb": round(peak_mb),
                       "grid_encoding_cpu_s": round(grids, 2)}))
 
 
@@ -292,6 +376,8 @@ if __name__ == "__main__":
         cases(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000)
     elif mode == "writer":
         writer(int(sys.argv[2]) if len(sys.argv) > 2 else 50_000)
+    elif mode == "startup":
+        startup()
     elif mode == "carc":
         carc(float(sys.argv[2]) if len(sys.argv) > 2 else 1.0)
     elif mode == "_carc":

@@ -34,7 +34,7 @@ LAYERS = (
     {"cogen.card"},
     {"cogen.pipeline"},
     {"cogen.hub", "cogen.io", "cogen.metrics", "cogen.stream", "cogen.export"},
-    {"cogen.eval", "cogen.llm"},
+    {"cogen.eval", "cogen.llm", "cogen.view"},
     {f"cogen.families.{name}" for name in FAMILY_FOLDERS},
     {"cogen.cli", "cogen.__main__"},
 )

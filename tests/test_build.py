@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
+from folder_digests import digests
 
 from cogen.errors import BuildInterrupted, GenerationError
 from cogen.pipeline import build
@@ -26,11 +26,6 @@ experiments:
   T-2:
     in_domain: {sequences: [[change_shape_color]]}
 """
-
-
-def digests(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.glob("data/**/*.parquet"))}
 
 
 @pytest.fixture

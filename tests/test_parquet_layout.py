@@ -1,5 +1,6 @@
-"""Shards in the Parquet layout `datasets` writes: page index, content-defined chunking, row
-groups bounded in bytes, and a layout version that keeps resumed builds from mixing layouts."""
+"""Shards in the Parquet layout `datasets` writes: page index, row groups bounded in bytes,
+content-defined chunking on request (``--parquet-cdc``), and a layout version that keeps resumed
+builds from mixing layouts (``tests/test_shard_writer.py`` checks the two encoders agree)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def built(tmp_path):
     return spec, tmp_path / "out"
 
 
-def test_shards_have_a_page_index_chunking_and_the_layout_version(built):
+def test_shards_have_a_page_index_and_the_layout_version(built):
     _, out = built
     files = sorted(out.glob("data/P-1/*.parquet"))
     assert files
@@ -67,7 +68,9 @@ def test_shards_have_a_page_index_chunking_and_the_layout_version(built):
         assert json.loads(metadata.metadata[b"cogen"])["parquet_format"] == PARQUET_FORMAT
     manifest = json.loads((out / "manifests" / "P-1.json").read_text())
     assert manifest["parquet_format"] == PARQUET_FORMAT
-    assert "use_content_defined_chunking" in parquet_layout_options() or int(pa.__version__.split(".")[0]) < 21
+    assert "use_content_defined_chunking" not in parquet_layout_options()
+    if int(pa.__version__.split(".")[0]) >= 21:
+        assert parquet_layout_options(cdc=True)["use_content_defined_chunking"] is True
 
 
 def test_a_shard_of_the_older_layout_is_rewritten_not_kept(built, monkeypatch):
@@ -75,8 +78,8 @@ def test_a_shard_of_the_older_layout_is_rewritten_not_kept(built, monkeypatch):
     before = {p.name: p.read_bytes() for p in out.glob("data/P-1/*.parquet")}
     monkeypatch.setattr(parquet_module, "PARQUET_FORMAT", 1)  # as if an older cogen had written the folder
     monkeypatch.setattr("cogen.pipeline.shards.PARQUET_FORMAT", 1)
-    monkeypatch.setattr(parquet_module, "parquet_layout_options", lambda: {})
-    with pytest.raises(BuildError, match="parquet_format 2 in the folder, 1 now"):  # a folder holds one build
+    monkeypatch.setattr(parquet_module, "parquet_layout_options", lambda cdc=False: {})
+    with pytest.raises(BuildError, match="parquet_format 3 in the folder, 1 now"):  # a folder holds one build
         build(spec, out, rows_per_shard=20)
     old = build(spec, out, rows_per_shard=20, force=True)
     assert not old.configs[0].kept and old.configs[0].written == len(before)

@@ -77,8 +77,9 @@ def start_build(out: Path, *extra: str) -> subprocess.Popen:
                             start_new_session=True, preexec_fn=_as_in_a_terminal)
 
 
-def wait_for_workers(driver: subprocess.Popen, count: int = 3, timeout: float = 120) -> set[int]:
-    """The driver's descendants once it has ``count`` of them (two workers and the resource tracker)."""
+def wait_for_workers(driver: subprocess.Popen, count: int = 2, timeout: float = 120) -> set[int]:
+    """The driver's descendants once it has ``count`` of them (two workers; forked workers need no
+    resource tracker, spawned ones have one too)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = descendants(driver.pid)
@@ -173,3 +174,35 @@ def test_workers_die_with_their_driver_even_in_the_middle_of_a_shard(tmp_path):
     while alive(workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(workers), f"still running: {alive(workers)}"
+
+
+def test_a_killed_worker_ends_the_build_with_one_line_and_the_rerun_gives_the_same_bytes(tmp_path):
+    """The out-of-memory killer's way: SIGKILL to one worker of a running build. The build ends at
+    once with one line (the worker, the shard, the likely cause), exit 1, no worker left, the
+    finished shards kept; the same command then finishes the build, byte for byte a clean build."""
+    from folder_digests import digests
+
+    from cogen.pipeline import build
+
+    out = tmp_path / "out"
+    driver = start_build(out)
+    workers = wait_for_workers(driver)
+    time.sleep(1.5)  # the workers are busy with shards
+    assert driver.poll() is None, "the build finished before a worker could be killed: raise SCALE"
+    victim = min(workers)
+    os.kill(victim, signal.SIGKILL)
+    _, stderr = driver.communicate(timeout=60)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert driver.returncode == 1 and "Traceback" not in stderr and len(lines) == 1, stderr
+    assert lines[0].startswith(f"error: worker process {victim} was killed by SIGKILL while working on data/C1-"), stderr
+    assert "the likely cause is memory" in lines[0] and "run the same command again to resume" in lines[0]
+    deadline = time.monotonic() + 5
+    while alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(workers)
+    again = subprocess.run([sys.executable, "-m", "cogen", "build", "--config", "c1", "--scale", SCALE, "--workers",
+                            "2", "--out", str(out), "--no-progress"], capture_output=True, text=True, env=ENV,
+                           timeout=600)
+    assert again.returncode == 0, again.stderr
+    build("c1", tmp_path / "clean", scale=float(SCALE), workers=1)
+    assert digests(out) == digests(tmp_path / "clean")

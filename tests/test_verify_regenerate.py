@@ -234,3 +234,11 @@ def test_a_manifest_that_claims_a_huge_spec_is_not_rebuilt(folder):
     write_card(folder, force=True)
     bad = {c.name: c.detail for c in failed(verify(folder, regenerate=True))}
     assert "makes 100,000,040 rows, the folder holds 100" in bad["regenerated"]
+
+
+def test_a_build_with_content_defined_chunking_regenerates_byte_for_byte(builds, tmp_path):
+    spec = builds[0].parent / "tiny.yaml"
+    build(spec, tmp_path / "cdc", workers=1, rows_per_shard=40, parquet_cdc=True)
+    checks = verify(tmp_path / "cdc", regenerate=True)
+    assert not failed(checks), failed(checks)
+    assert "files byte-identical" in next(c.detail for c in checks if c.name == "regenerated")

@@ -17,9 +17,9 @@ from cogen.card.settings import DEFAULT_SETTINGS, CardSettings, read_card_settin
 from cogen.errors import BuildError, os_error_text
 from cogen.folder import CARD_FILE, preview_path, read_manifests, split_pattern
 from cogen.folder.atomic import atomic_write
-from cogen.folder.features import hf_features_dict
+from cogen.folder.features import card_features
 
-__all__ = ["CARD_MARKER", "card_header", "check_card_owner", "folder_card_checksums",
+__all__ = ["CARD_MARKER", "card_header", "check_card_owner", "dataset_info", "folder_card_checksums",
            "is_cogen_card", "render_card", "write_card", "write_previews"]
 
 #: An HTML comment (invisible on the Hub) that marks a README.md as written by cogen.
@@ -33,28 +33,29 @@ def _size_category(rows: int) -> str:
     return next((label for bound, label in bounds if rows < bound), "n>1T")
 
 
-def _dataset_infos(manifests: dict[str, dict]):
-    """``datasets``' own record of every config (features, splits, sizes), as ``push_to_hub`` makes it."""
-    from datasets import DatasetInfo, Features, SplitDict, SplitInfo
-    from datasets.info import DatasetInfosDict
-
-    infos = DatasetInfosDict()
-    for name, manifest in manifests.items():
-        splits = SplitDict()
-        for split, v in manifest["splits"].items():
-            splits.add(SplitInfo(name=split, num_bytes=v["num_bytes"], num_examples=v["rows"]))
-        infos[name] = DatasetInfo(features=Features.from_dict(hf_features_dict(manifest["columns"])), splits=splits,
-                                  download_size=sum(v["download_bytes"] for v in manifest["splits"].values()),
-                                  dataset_size=sum(v["num_bytes"] for v in manifest["splits"].values()))
-    return infos
+def dataset_info(manifests: dict[str, dict]) -> list[dict]:
+    """``dataset_info`` of the card's YAML header: every config's features, splits and sizes, as
+    ``datasets``' ``DatasetInfosDict.to_dataset_card_data`` writes them (configs sorted by name,
+    one list even for one config), made without importing ``datasets``, which costs a CPU-second
+    in every build (``tests/test_hub_card.py`` checks it against ``datasets``' own output)."""
+    entries = []
+    for name, manifest in sorted(manifests.items()):
+        splits = manifest["splits"]
+        entries.append({
+            "config_name": name,
+            "features": card_features(manifest["columns"]),
+            "splits": [{"name": split, "num_bytes": v["num_bytes"], "num_examples": v["rows"]} for split, v in splits.items()],
+            "download_size": sum(v["download_bytes"] for v in splits.values()),
+            "dataset_size": sum(v["num_bytes"] for v in splits.values()),
+        })
+    return entries
 
 
 def card_header(manifests: dict[str, dict], settings: CardSettings = DEFAULT_SETTINGS) -> dict:
     """The YAML front matter: card metadata, ``configs`` and ``dataset_info`` for every config.
 
     Built as the Hub's own clients build it: ``huggingface_hub``'s ``DatasetCardData`` for the
-    metadata, ``datasets``' ``DatasetInfosDict`` for ``dataset_info`` (features serialised by
-    ``datasets`` itself).
+    metadata, and ``dataset_info`` as ``datasets``' ``DatasetInfosDict`` serialises it (:func:`dataset_info`).
     """
     from huggingface_hub import DatasetCardData
 
@@ -70,9 +71,7 @@ def card_header(manifests: dict[str, dict], settings: CardSettings = DEFAULT_SET
                            task_categories=list(settings.task_categories), tags=list(settings.tags),
                            size_categories=list(settings.size_categories or [_size_category(total)]))
     if manifests:
-        _dataset_infos(manifests).to_dataset_card_data(data)
-        if isinstance(data["dataset_info"], dict):  # datasets writes one config as a mapping; keep one shape
-            data["dataset_info"] = [{"config_name": next(iter(manifests)), **data["dataset_info"]}]
+        data["dataset_info"] = dataset_info(manifests)
         data["configs"] = configs
     return data.to_dict()
 

@@ -14,7 +14,7 @@ import sys
 import typer
 
 from cogen._version import __version__
-from cogen.cli import _console, baselines, build, evaluate, export, hub, objects, prompts, stream, transforms
+from cogen.cli import _console, baselines, build, evaluate, export, hub, objects, prompts, stream, transforms, view
 
 app = typer.Typer(
     name="cogen",
@@ -40,7 +40,7 @@ def _root(
 
 
 # Each command module's ``register(app)`` adds its commands, in the order of ``cogen --help``.
-for _module in (objects, transforms, build, stream, evaluate, prompts, export, hub, baselines):
+for _module in (objects, transforms, build, stream, evaluate, prompts, export, hub, baselines, view):
     _module.register(app)
 
 

@@ -54,6 +54,7 @@ def build(
                                         "(other spec, seed, scale or versions), or a README.md cogen did not write; "
                                         "build even if the memory estimate is above the machine's memory.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
+    parquet_cdc: Annotated[bool, typer.Option("--parquet-cdc", help="Write Parquet with content-defined chunking (for a dataset you append to; about twice the encoding time).")] = False,
 ) -> None:
     """Build the configs of a spec into a Hub-ready dataset folder (resumes interrupted builds)."""
     from cogen.pipeline import build as run_build
@@ -67,7 +68,7 @@ def build(
         report = run_build(spec, out, scale=scale, seed=seed, workers=workers, executor=executor.value,
                            dask_address=dask_address, only=selected or names, progress=bar, notify=_console.note,
                            force=force, dask_scheduler_file=dask_scheduler_file,
-                           storage_options=_storage_options(storage_options))
+                           storage_options=_storage_options(storage_options), parquet_cdc=parquet_cdc)
     if json_output:
         _console.print_json(_report_json(report))
         return

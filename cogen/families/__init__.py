@@ -18,6 +18,8 @@ branch on a family's name:
 ``card``           a :class:`cogen.card.family_card.FamilyCard`: what the dataset card says of the
                    family's configs (measures paragraph, study kinds, papers, differences from the
                    reference code, what changes out of domain, preview captions, extra tables)
+``viewer``         a module satisfying :class:`cogen.view.drawing.Viewer`: its rows as ``cogen view``
+                   draws them, its filters, its predictions scored row by row
 ``stream``         optional: ``stream_source(setting, config, split) -> StreamSource``, the family's
                    endless samples for :class:`cogen.stream.SampleStream` (empty: no streams)
 ``report``         optional: ``report(data, predictions, split, **options) -> dict``, a report over
@@ -58,7 +60,7 @@ __all__ = ["DEFAULT_FAMILY", "FAMILIES", "OPTIONAL_ROLES", "ROLES", "Builder", "
            "option_help"]
 
 #: Roles every family record names, each resolved by :meth:`Family.load`.
-ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card")
+ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card", "viewer")
 #: Roles a family may leave empty (it has no such thing): :meth:`Family.load` gives None for them.
 OPTIONAL_ROLES = ("stream", "report")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
@@ -167,6 +169,7 @@ class Family:
     evaluator: str
     prompts: str
     card: str
+    viewer: str
     stream: str = ""
     report: str = ""
     report_help: str = ""
@@ -215,6 +218,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.cogitao.evaluate",
         prompts="cogen.families.cogitao.prompts:cogitao_split_prompts",
         card="cogen.families.cogitao.card:CARD",
+        viewer="cogen.families.cogitao.view",
         stream="cogen.families.cogitao.stream:stream_source",
         column_notes=MappingProxyType({
             **_ID_NOTE,
@@ -261,6 +265,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.carc.evaluate",
         prompts="cogen.families.carc.prompts:carc_split_prompts",
         card="cogen.families.carc.card:CARD",
+        viewer="cogen.families.carc.view",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "episode": "index of the episode in the generated pool",
@@ -305,6 +310,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         evaluator="cogen.families.programs.evaluate",
         prompts="cogen.families.programs.prompts:split_prompts",
         card="cogen.families.programs.card:CARD",
+        viewer="cogen.families.programs.view",
         report="cogen.families.programs.evaluate:evaluate_table",
         report_help="Score program replies against every string-to-grid config their ids name: the paper's Table 1.",
         column_notes=MappingProxyType({

@@ -35,6 +35,7 @@ _LABELS = (
     ("rows_per_shard", "rows per shard"), ("generator_version", "generator version"),
     ("bank_sha256", "object bank"), ("code", "cogen's code"),
 )
+_LABELLED = {key for key, _ in _LABELS}
 
 
 @cache
@@ -136,8 +137,9 @@ def _config_differences(old: dict, new: dict) -> list[str]:
         found += [f"{name} {old_versions[name]} in the folder, {new_versions[name]} now"
                   for name in sorted(old_versions.keys() & new_versions.keys())
                   if old_versions[name] != new_versions[name]]
-    formats = sorted(key for key in old.keys() & new.keys() if key.endswith("_format") or key.startswith("parquet_"))
-    found += [f"{key} {old[key]} in the folder, {new[key]} now" for key in formats if old[key] != new[key]]
+    others = sorted(key for key in old.keys() & new.keys() - {*_LABELLED, "versions", "fingerprint"}
+                    if old[key] != new[key])  # the file format (parquet_format, parquet_cdc), the spec's version, ...
+    found += [f"{key} {_short(old[key])} in the folder, {_short(new[key])} now" for key in others]
     if not found and old.get("fingerprint", new.get("fingerprint")) != new.get("fingerprint"):
         found.append("the spec's values differ")
     return found

@@ -67,11 +67,14 @@ def natural_key(name: str) -> tuple:
 
 def environment_versions() -> dict[str, str]:
     """Versions of cogen and of the libraries that decide the bytes (recorded in every manifest)."""
+    from importlib.metadata import version
+
     import numba
     import numpy
     import pyarrow
 
     from cogen import __version__
 
-    return {"cogen": __version__, "numpy": numpy.__version__, "numba": numba.__version__, "pyarrow": pyarrow.__version__}
+    return {"cogen": __version__, "numpy": numpy.__version__, "numba": numba.__version__, "pyarrow": pyarrow.__version__,
+            "polars": version("polars")}
 

@@ -1,5 +1,9 @@
 """Turn the sampler's padded NumPy buffers into Arrow columns without Python lists, and back
-(:func:`read_grids`, :func:`read_lists`, for ``cogen verify``)."""
+(:func:`read_grids`, :func:`read_lists`, for ``cogen verify``).
+
+Arrays are made from NumPy buffers (:func:`numpy_array`, :func:`string_array`), not with
+``pa.array``: that imports pandas when it is installed (half a CPU-second in every process that
+writes a shard), to check whether its argument is a pandas object."""
 
 from __future__ import annotations
 
@@ -8,13 +12,28 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Grids", "grids_column", "names_column", "padded_rows_column", "pairs_column", "read_grids", "read_lists"]
+__all__ = ["Grids", "grids_column", "names_column", "numpy_array", "padded_rows_column", "pairs_column", "read_grids",
+           "read_lists", "string_array"]
+
+
+def numpy_array(values: np.ndarray, type_: pa.DataType) -> pa.Array:
+    """The Arrow array of ``values`` (1-D) as fixed-width ``type_`` (an integer type), sharing their memory."""
+    values = np.ascontiguousarray(values, dtype=np.dtype(str(type_))).reshape(-1)
+    return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)])
+
+
+def string_array(strings) -> pa.Array:
+    """``string`` array of a sequence of ``str``."""
+    encoded = [text.encode() for text in strings]
+    offsets = np.zeros(len(encoded) + 1, np.int32)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
 def _offsets(lengths: np.ndarray) -> pa.Array:
     offsets = np.zeros(len(lengths) + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
-    return pa.array(offsets)
+    return numpy_array(offsets, pa.int32())
 
 
 def grids_column(grids: np.ndarray, sizes: np.ndarray) -> pa.Array:
@@ -22,11 +41,11 @@ def grids_column(grids: np.ndarray, sizes: np.ndarray) -> pa.Array:
     k, max_h, max_w = grids.shape
     heights, widths = sizes[:, 0].astype(np.int64), sizes[:, 1].astype(np.int64)
     if (heights == max_h).all() and (widths == max_w).all():  # every grid fills its buffer: no mask to apply
-        cells = pa.array(np.ascontiguousarray(grids).reshape(-1), pa.int8())
+        cells = numpy_array(grids, pa.int8())
     else:
         inside = (np.arange(max_h)[None, :, None] < heights[:, None, None]) & \
                  (np.arange(max_w)[None, None, :] < widths[:, None, None])
-        cells = pa.array(np.ascontiguousarray(grids)[inside], pa.int8())
+        cells = numpy_array(np.ascontiguousarray(grids)[inside], pa.int8())
     rows = pa.ListArray.from_arrays(_offsets(np.repeat(widths, heights)), cells)
     return pa.ListArray.from_arrays(_offsets(heights), rows)
 
@@ -34,21 +53,21 @@ def grids_column(grids: np.ndarray, sizes: np.ndarray) -> pa.Array:
 def padded_rows_column(values: np.ndarray, lengths: np.ndarray, type_: pa.DataType) -> pa.Array:
     """``list<type>`` of the first ``lengths[i]`` entries of each row of ``values``."""
     keep = np.arange(values.shape[1])[None, :] < lengths[:, None]
-    return pa.ListArray.from_arrays(_offsets(lengths), pa.array(values[keep], type_))
+    return pa.ListArray.from_arrays(_offsets(lengths), numpy_array(values[keep], type_))
 
 
 def pairs_column(values: np.ndarray, lengths: np.ndarray, type_: pa.DataType) -> pa.Array:
     """``list<list<type>>`` of the first ``lengths[i]`` pairs of ``values[i]`` (shape ``(k, m, 2)``)."""
     keep = np.arange(values.shape[1])[None, :] < lengths[:, None]
     flat = values[keep].reshape(-1)
-    inner = pa.ListArray.from_arrays(pa.array(np.arange(0, flat.size + 1, 2, dtype=np.int32)), pa.array(flat, type_))
+    inner = pa.ListArray.from_arrays(numpy_array(np.arange(0, flat.size + 1, 2), pa.int32()), numpy_array(flat, type_))
     return pa.ListArray.from_arrays(_offsets(lengths), inner)
 
 
 def names_column(tokens: np.ndarray, names: np.ndarray) -> pa.Array:
     """``list<string>``: each row of ``tokens`` (``-1`` padded) mapped through ``names[token]``."""
     keep = tokens >= 0
-    return pa.ListArray.from_arrays(_offsets(keep.sum(axis=1)), pa.array(names[tokens[keep]], pa.string()))
+    return pa.ListArray.from_arrays(_offsets(keep.sum(axis=1)), string_array(names[tokens[keep]]))
 
 
 @dataclass(frozen=True)

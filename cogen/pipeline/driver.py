@@ -129,6 +129,7 @@ class _Build:
     dask: dict
     progress: Progress | None
     notify: Notify | None
+    cdc: bool = False
     tally: _Tally = field(default_factory=_Tally)
 
     @property
@@ -149,7 +150,8 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
           executor: str = "local", dask_address: str | None = None, only: list[str] | None = None,
           rows_per_shard: int = 50_000, progress: Progress | None = None, notify: Notify | None = None,
           force: bool = False, dask_scheduler_file: str | None = None, client=None,
-          storage_options: dict | None = None, state_dir: str | Path | None = None) -> BuildReport:
+          storage_options: dict | None = None, state_dir: str | Path | None = None,
+          parquet_cdc: bool = False) -> BuildReport:
     """Build the configs of ``spec`` (a spec file path or a packaged spec name) into ``folder``.
 
     The folder gets ``data/<config>/<split>-XXXXX-of-YYYYY.parquet``, ``manifests/<config>.json``
@@ -171,7 +173,11 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
     folder under ``~/.cache/cogen/remote-builds``). A Dask cluster is reached through ``client``
     (an existing ``distributed.Client``), ``dask_scheduler_file`` or ``dask_address``; its workers
     need no shared disk (they return the bytes, or upload them), and must run the driver's
-    versions of cogen, numpy, numba and pyarrow (checked before any work).
+    versions of cogen, numpy, numba, pyarrow and polars (checked before any work).
+
+    ``parquet_cdc`` writes the shards with content-defined chunking (for a dataset that is
+    appended to: the Hub then deduplicates unchanged chunks); it costs about twice the encoding
+    time, and the folder's manifests and shard stamps record it: it is one of the build's inputs.
     """
     _check_numbers(scale, seed, rows_per_shard)
     started = time.perf_counter()
@@ -180,9 +186,10 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
     workers = _usable_workers(workers, executor, notify)
     store = open_store(folder, storage_options, state_dir)
     folder = _output_folder(store.state)
-    formats = _format_fields(whole.family)
+    formats = _format_fields(whole.family, parquet_cdc)
     job = _Build(store, spec, _inputs(whole, scale, rows_per_shard, formats), formats, rows_per_shard, workers, executor,
-                 {"address": dask_address, "scheduler_file": dask_scheduler_file, "client": client}, progress, notify)
+                 {"address": dask_address, "scheduler_file": dask_scheduler_file, "client": client}, progress, notify,
+                 parquet_cdc)
     with FolderLock(folder, "build") as lock:
         if lock.stale_pid is not None and notify:
             notify(f"an earlier build of {store.url} (pid {lock.stale_pid}) stopped before finishing; resuming it")
@@ -243,12 +250,15 @@ def _inputs(setting: Setting, scale: float, rows_per_shard: int, formats: dict) 
     return inputs
 
 
-def _format_fields(family_name: str) -> dict:
-    """The file-format fields every shard's stamp records (``parquet_format``, ...): every manifest
-    records them, and a change of format is a change of inputs."""
+def _format_fields(family_name: str, cdc: bool) -> dict:
+    """The file-format fields every shard's stamp records (``parquet_format``, ``cdc``, ...), named as
+    the manifest names them (``parquet_*``): every manifest records them, and a change of format
+    is a change of inputs."""
     probe = ShardTask(family=family_name, config="probe", split="train", index=0, count=1, start=0, stop=0,
                       fingerprint="", columns=())
-    return {key: value for key, value in probe.stamp().items() if key not in _SHARD_STAMP_KEYS}
+    probe = ConfigPlan("probe", "", (), {}, [probe], {}).with_cdc(cdc).tasks[0]
+    return {key if key.startswith("parquet_") else f"parquet_{key}": value
+            for key, value in probe.stamp().items() if key not in _SHARD_STAMP_KEYS}
 
 
 def _check_inputs(job: _Build, force: bool) -> None:
@@ -369,6 +379,7 @@ def _build_configs(builder: Builder, todo: list[str], trusted: dict[str, dict], 
             cached = job.tally.keys = KeyPassCache(pool, keys) if job.executor == "local" else None
             plans = builder.prepare(cached or pool, _announcing(job.progress, "keys", builder.key_rows()),
                                     scratch=scratch)
+            plans = [plan.with_cdc(job.cdc) for plan in plans]
             drafts = {plan.config: _draft(plan, job.key(plan.config)) for plan in plans}
             write_record(folder, {name: job.inputs[name] for name in todo})  # before anything is written in data/
             for plan in plans:

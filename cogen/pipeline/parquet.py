@@ -2,33 +2,53 @@
 
 One module owns the format so that every writer (a worker's shard, the key pass's encoded file, a
 shard made in memory for a remote store) gives the same bytes, and every reader agrees on the
-stamp: :func:`write_parquet` with :func:`writer_options` and :func:`parquet_layout_options`, row
-groups of :func:`row_group_rows`, and :func:`read_stamp`. :data:`PARQUET_FORMAT` names the encoding.
+stamp: :func:`write_parquet`, row groups of :func:`row_group_rows`, and :func:`read_stamp`.
+:data:`PARQUET_FORMAT` names the encoding.
+
+Grids stay ``list<list<int8>>``; what is chosen by measurement is the library that encodes them
+(``benchmarks/bench_build.py writer``). polars' Rust writer encodes the nested grid columns 2.5x
+faster than pyarrow's with the same size, so it writes every shard whose first row group holds
+at least :data:`POLARS_MIN_ROWS` rows. Smaller shards, where importing polars (a quarter of a
+CPU-second) would cost more than it saves, and every shard of a build with content-defined
+chunking (which only pyarrow writes) go through pyarrow. Both give files that every reader
+sees alike: the same Arrow schema (``list``, not polars' ``large_list``, and ``string``), the
+same key-value metadata (the stamp, the statistics, the features ``datasets`` reads), row groups
+of the same sizes, and an offset index (the page index ``datasets`` writes); neither writes
+statistics or dictionaries. The bytes are a pure function of the rows and the library versions
+(recorded in every manifest), whatever the number of workers or polars threads.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import io
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from cogen.pipeline.stages import stage
 
-__all__ = ["PARQUET_FORMAT", "ROW_GROUP_BYTES", "ROW_GROUP_ROWS", "parquet_layout_options", "read_stamp",
-           "row_group_rows", "write_parquet", "writer_options"]
+__all__ = ["PARQUET_FORMAT", "POLARS_MIN_ROWS", "ROW_GROUP_BYTES", "ROW_GROUP_ROWS", "encoder", "parquet_layout_options",
+           "read_stamp", "row_group_rows", "stamped_schema", "write_parquet", "writer_options"]
 
 #: Rows per Parquet row group: bounds the memory a worker holds, whatever the shard size.
 ROW_GROUP_ROWS = 10_000
 #: Uncompressed bytes per row group at most, as ``datasets`` writes (100 MB): big rows (whole
 #: episodes of grids) get fewer rows per group.
 ROW_GROUP_BYTES = 100 * 1000 * 1000
+#: A shard whose first row group holds at least this many rows is encoded by polars (unless the
+#: build asks for content-defined chunking); smaller ones by pyarrow (see the module docstring).
+POLARS_MIN_ROWS = 2_000
 #: Version of how shard files are encoded (not their rows), in every shard's stamp and every
 #: manifest, so a resumed build never keeps a shard (or a whole config) encoded another way next to
-#: new ones. 2: the page index, content-defined chunking and the byte bound on row groups
-#: (:func:`parquet_layout_options`), no dictionaries, zstd level 1 and large write batches
-#: (:func:`writer_options`; same rows, fewer CPU seconds).
-PARQUET_FORMAT = 2
+#: new ones. 3: polars encodes the shards of :data:`POLARS_MIN_ROWS` rows and more, and
+#: content-defined chunking is off unless asked for (the stamp's ``cdc``). 2: the page index,
+#: content-defined chunking and the byte bound on row groups, no dictionaries, zstd level 1.
+PARQUET_FORMAT = 3
+#: zstd level of every shard: as fast as any codec, within 1 % of level 3's size.
+ZSTD_LEVEL = 1
 
 
 def read_stamp(path: Path) -> tuple[dict | None, dict[str, int]]:
@@ -43,8 +63,8 @@ def read_stamp(path: Path) -> tuple[dict | None, dict[str, int]]:
 
 
 def writer_options() -> dict:
-    """Encoding options of every shard's :class:`pyarrow.parquet.ParquetWriter` (:data:`PARQUET_FORMAT`;
-    the layout options are :func:`parquet_layout_options`).
+    """Encoding options of pyarrow's :class:`pyarrow.parquet.ParquetWriter` for shards (the layout
+    options are :func:`parquet_layout_options`); polars' writer is given the same choices.
 
     Chosen by measurement (``benchmarks/bench_build.py writer``): the nested grid columns cost
     most, in Arrow's level encoding more than in compression, and a large write batch (values
@@ -52,18 +72,61 @@ def writer_options() -> dict:
     within 1 % of level 3's size; dictionaries cost time on every column (a third more on the grids,
     for a third fewer bytes) and saved nothing on ``id`` and ``transformations``.
     """
-    return {"compression": "zstd", "compression_level": 1, "use_dictionary": False, "write_statistics": False,
-            "write_batch_size": 1 << 20}
+    return {"compression": "zstd", "compression_level": ZSTD_LEVEL, "use_dictionary": False,
+            "write_statistics": False, "write_batch_size": 1 << 20}
 
 
-def write_parquet(where, schema, tables: Iterator, stamp: dict, stats: dict | None = None) -> int:
-    """Write ``tables`` as one Parquet file to ``where`` (a path or a pyarrow output stream); returns
-    the row count. Every shard goes through here, so a shard's bytes never depend on where it lands."""
+def parquet_layout_options(cdc: bool = False) -> dict:
+    """pyarrow's layout options: a page index (readers skip pages), and with ``cdc``
+    content-defined chunking (pyarrow >= 21; lets the Hub deduplicate re-uploads of a dataset
+    that is appended to, and costs about twice the encoding time)."""
+    options = {"write_page_index": True}
+    if cdc:
+        if not _has_writer_option("use_content_defined_chunking"):
+            import pyarrow
+
+            from cogen.errors import BuildError
+
+            raise BuildError(f"--parquet-cdc needs pyarrow >= 21 (installed: {pyarrow.__version__}); "
+                             "pip install -U pyarrow, or build without --parquet-cdc")
+        options["use_content_defined_chunking"] = True
+    return options
+
+
+def encoder(first_rows: int, cdc: bool = False) -> str:
+    """The library that encodes a shard whose first row group holds ``first_rows`` rows."""
+    return "polars" if not cdc and first_rows >= POLARS_MIN_ROWS else "pyarrow"
+
+
+def stamped_schema(schema, stamp: dict):
+    """``schema`` with the ``cogen`` stamp added to its metadata (what every shard's footer holds)."""
+    return schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
+
+
+def write_parquet(where, schema, tables: Iterator, stamp: dict, stats: dict | None = None, *, cdc: bool = False) -> int:
+    """Write ``tables`` as one Parquet file to ``where`` (a path or a binary file object); returns
+    the row count. Every shard goes through here, so a shard's bytes never depend on where it lands.
+
+    ``stats`` (filled while ``tables`` is consumed) is stored in the footer next to ``stamp``;
+    ``cdc`` turns content-defined chunking on. The encoder is chosen by :func:`encoder`.
+    """
+    schema = stamped_schema(schema, stamp)
+    tables = iter(tables)
+    first = next(tables, None)
+    if first is None or encoder(first.num_rows, cdc) == "pyarrow":
+        return _write_pyarrow(where, schema, [] if first is None else itertools.chain([first], tables), stats, cdc)
+    tables, group_rows = itertools.chain([first], tables), min(first.num_rows, row_group_rows(first))
+    if not isinstance(where, (str, Path)):
+        return _write_polars(where, schema, tables, stats, group_rows)
+    with open(where, "wb") as target:  # Python's file: a full disk raises OSError, as with pyarrow
+        return _write_polars(target, schema, tables, stats, group_rows)
+
+
+def _write_pyarrow(where, schema, tables, stats: dict | None, cdc: bool) -> int:
     import pyarrow.parquet as pq
 
-    schema = schema.with_metadata({**(schema.metadata or {}), b"cogen": json.dumps(stamp, sort_keys=True).encode()})
     rows = 0
-    with pq.ParquetWriter(where, schema, **writer_options(), **parquet_layout_options()) as writer:
+    with pq.ParquetWriter(where, schema, **writer_options(), **parquet_layout_options(cdc)) as writer:
         for table in tables:
             with stage("parquet encoding"):
                 table = table.cast(schema) if table.schema != schema else table
@@ -75,15 +138,70 @@ def write_parquet(where, schema, tables: Iterator, stamp: dict, stats: dict | No
     return rows
 
 
-def parquet_layout_options() -> dict:
-    """Writer options of the layout ``datasets`` writes: a page index (readers skip pages), and
-    content-defined chunking where the installed pyarrow has it (>= 21; the Hub deduplicates
-    re-uploads by chunk). The shard bytes thus depend on the pyarrow version, which every
-    manifest records and a Dask build checks on every worker."""
-    options = {"write_page_index": True}
-    if _has_writer_option("use_content_defined_chunking"):
-        options["use_content_defined_chunking"] = True
-    return options
+def _write_polars(target, schema, tables: Iterator, stats: dict | None, group_rows: int) -> int:
+    """Write ``tables`` encoded by polars to the binary file ``target``, streaming (a few row groups
+    in memory at a time); returns the row count.
+
+    polars would record its own Arrow types (``large_list``, ``string_view``) and no metadata of
+    ours, so the footer gets the Arrow schema pyarrow writes for ``schema`` (``ARROW:schema``:
+    ``schema`` serialised, base64) and ``schema``'s metadata, in pyarrow's order.
+    """
+    import polars as pl
+    from polars.io.plugins import register_io_source
+
+    plain = schema.remove_metadata()
+    rows = 0
+
+    def frames(with_columns, predicate, n_rows, batch_size) -> Iterator:
+        nonlocal rows
+        for table in tables:
+            table = table.cast(plain) if table.schema != plain else table
+            rows += table.num_rows
+            yield pl.from_arrow(table, rechunk=False)
+
+    def footer(context) -> dict[str, str]:
+        metadata = {"ARROW:schema": base64.b64encode(schema.serialize().to_pybytes()).decode()}
+        metadata.update({key.decode(): value.decode() for key, value in schema.metadata.items()})
+        metadata["cogen_stats"] = json.dumps(stats or {}, sort_keys=True)
+        return dict(reversed(metadata.items()))  # polars writes them last first
+
+    output = _Output(target)
+    with stage("parquet encoding"):
+        source = register_io_source(frames, schema=_polars_schema(plain))
+        try:
+            source.sink_parquet(output, compression="zstd", compression_level=ZSTD_LEVEL, statistics=False,
+                                row_group_size=group_rows, metadata=footer)
+        except Exception:
+            if output.error is not None:  # polars reports a failed write as its own error: raise the OSError
+                raise output.error from None
+            raise
+    return rows
+
+
+class _Output(io.RawIOBase):
+    """A binary file handed to polars that keeps the :class:`OSError` a write raised (a full disk),
+    which polars would report as a ``ComputeError``."""
+
+    def __init__(self, target):
+        super().__init__()
+        self.target, self.error = target, None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        try:
+            self.target.write(data)
+        except OSError as error:
+            self.error = error
+            raise
+        return len(data)
+
+
+def _polars_schema(schema):
+    import polars as pl
+
+    return pl.from_arrow(schema.empty_table()).schema
 
 
 @functools.cache

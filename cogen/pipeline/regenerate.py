@@ -24,6 +24,7 @@ The installed object bank is compared with the bank ``cogen objects build`` make
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import tempfile
 from collections.abc import Callable, Iterator
@@ -143,7 +144,8 @@ def _regenerate_builder(folder: Path, builder, manifests: dict[str, dict], pool,
         if len(good) < len(results) + len(good):
             builder = family(builder.family).make_builder(builder.setting.only(good), builder.rows_per_shard)
         try:
-            plans = builder.prepare(pool, scratch=scratch)
+            plans = [plan.with_cdc(bool(manifests[plan.config].get("parquet_cdc", False)))
+                     for plan in builder.prepare(pool, scratch=scratch)]
         except CogenError as error:
             return {**results, **{name: _failed(name, f"cannot be planned again: {error}") for name in good}}
         for plan in plans:
@@ -256,7 +258,6 @@ def compare_shard(task: ShardTask, folder: str, record: dict | None, compare_byt
 
 def _fresh_sha256(task: ShardTask, comparison: ShardComparison) -> str:
     """The SHA-256 of ``task``'s file made again (encoded into a hash, never held), as a build makes it."""
-    import pyarrow as pa
 
     comparison.rows = task.stop - task.start
     if task.encoded is not None:
@@ -265,8 +266,7 @@ def _fresh_sha256(task: ShardTask, comparison: ShardComparison) -> str:
         return hashlib.sha256(data).hexdigest()
     sink = _HashSink()
     tables = family(task.family).load("shard_writer")(task, comparison.stats)
-    write_parquet(pa.PythonFile(sink, mode="w"), arrow_schema(dict(task.columns)), tables, task.stamp(),
-                  comparison.stats)
+    write_parquet(sink, arrow_schema(dict(task.columns)), tables, task.stamp(), comparison.stats, cdc=task.cdc)
     return sink.hexdigest()
 
 
@@ -285,8 +285,8 @@ def _regenerate(task: ShardTask, stored: _StoredRows, comparison: ShardCompariso
         return hashlib.sha256(data).hexdigest()
     sink = _HashSink()
     tables = family(task.family).load("shard_writer")(task, comparison.stats)
-    write_parquet(pa.PythonFile(sink, mode="w"), arrow_schema(dict(task.columns)),
-                  _compared(tables, stored, task, comparison), task.stamp(), comparison.stats)
+    write_parquet(sink, arrow_schema(dict(task.columns)), _compared(tables, stored, task, comparison), task.stamp(),
+                  comparison.stats, cdc=task.cdc)
     return sink.hexdigest()
 
 
@@ -330,28 +330,23 @@ def _differing_rows(fresh, old, start: int, relpath: str) -> list[str]:
     return found
 
 
-class _HashSink:
-    """A writable file that only hashes what is written to it."""
+class _HashSink(io.RawIOBase):
+    """A writable binary file that only hashes what is written to it (a shard's bytes, never held)."""
 
     def __init__(self):
-        self.digest, self.size, self.closed = hashlib.sha256(), 0, False
+        super().__init__()
+        self.digest, self.size = hashlib.sha256(), 0
+
+    def writable(self) -> bool:
+        return True
 
     def write(self, data) -> int:
         self.digest.update(data)
         self.size += len(data)
         return len(data)
 
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed = True
-
     def tell(self) -> int:
         return self.size
-
-    def writable(self) -> bool:
-        return True
 
     def hexdigest(self) -> str:
         return self.digest.hexdigest()

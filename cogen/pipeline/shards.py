@@ -10,9 +10,10 @@ other, saying why when the file was damaged or its record is lost.
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,12 @@ class ShardTask:
     #: The shard's finished file bytes and statistics, when the family's first pass already
     #: encoded exactly these rows (:func:`encode_shard`); :func:`run_shard` then writes them as they are.
     encoded: tuple[bytes, dict] | None = field(default=None, compare=False, repr=False)
+    #: Content-defined chunking (``cogen build --parquet-cdc``): part of the stamp, so a resumed
+    #: build never keeps a shard written with the other setting.
+    cdc: bool = False
+    #: A folder in the build's scratch where the family's first pass saved this shard's rows, for
+    #: its shard writer to read back instead of generating them again (None: nothing saved).
+    saved: str | None = field(default=None, compare=False)
 
     @classmethod
     def rows_of(cls, manifest: dict, split: str, start: int, stop: int, payload: Any) -> ShardTask:
@@ -65,7 +72,7 @@ class ShardTask:
     def stamp(self) -> dict:
         """What the shard's footer records about how it was made."""
         return {"fingerprint": self.fingerprint, "config": self.config, "split": self.split,
-                "start": self.start, "stop": self.stop, "parquet_format": PARQUET_FORMAT}
+                "start": self.start, "stop": self.stop, "parquet_format": PARQUET_FORMAT, "cdc": self.cdc}
 
 
 @dataclass
@@ -83,6 +90,13 @@ class ConfigPlan:
     tasks: list[ShardTask]
     info: dict
     regenerations: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def with_cdc(self, cdc: bool) -> ConfigPlan:
+        """This plan with content-defined chunking on (``cdc``) or as it is; a file the key pass
+        encoded without it is dropped (the shard is written again, with it)."""
+        if not cdc:
+            return self
+        return replace(self, tasks=[replace(task, cdc=True, encoded=None) for task in self.tasks])
 
 
 @dataclass
@@ -116,19 +130,18 @@ def shard_ranges(n: int, rows_per_shard: int) -> list[tuple[int, int]]:
 
 def encode_shard(task: ShardTask, tables: Iterator, stats: dict) -> bytes:
     """The bytes of ``task``'s shard file made of ``tables``: the same bytes :func:`run_shard` writes."""
-    import pyarrow as pa
-
-    sink = pa.BufferOutputStream()
-    write_parquet(sink, arrow_schema(dict(task.columns)), tables, task.stamp(), stats)
-    return sink.getvalue().to_pybytes()
+    sink = io.BytesIO()
+    write_parquet(sink, arrow_schema(dict(task.columns)), tables, task.stamp(), stats, cdc=task.cdc)
+    return sink.getvalue()
 
 
-def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stats: dict | None = None) -> int:
+def write_parquet_atomic(path: Path, schema, tables: Iterator, stamp: dict, stats: dict | None = None, *,
+                         cdc: bool = False) -> int:
     """Write ``tables`` as one Parquet file at ``path`` via a temporary name; returns the row count.
 
     ``stats`` (filled while ``tables`` is consumed) is stored in the footer next to ``stamp``.
     """
-    return atomic_write(path, lambda temporary: write_parquet(temporary, schema, tables, stamp, stats))
+    return atomic_write(path, lambda temporary: write_parquet(temporary, schema, tables, stamp, stats, cdc=cdc))
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
@@ -163,7 +176,7 @@ def run_shard(task: ShardTask, folder: str, recorded: dict | None = None) -> Sha
         shard_tables = family(task.family).load("shard_writer")
         stats = {}
         rows = write_parquet_atomic(path, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(),
-                                    stats)
+                                    stats, cdc=task.cdc)
     try:
         with stage("file i/o"):
             record = shard_record(path)
@@ -202,8 +215,6 @@ def run_shard_elsewhere(task: ShardTask, url: str | None = None, storage_options
     to write. The bytes are those :func:`run_shard` writes. Keeping finished shards on resume is
     the driver's job here (it alone sees the records).
     """
-    import pyarrow as pa
-
     from cogen.folder import buffer_record
 
     start = time.perf_counter()
@@ -212,10 +223,11 @@ def run_shard_elsewhere(task: ShardTask, url: str | None = None, storage_options
         rows = task.stop - task.start
     else:
         stats = {}
-        sink = pa.BufferOutputStream()
+        sink = io.BytesIO()
         shard_tables = family(task.family).load("shard_writer")
-        rows = write_parquet(sink, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(), stats)
-        data = sink.getvalue().to_pybytes()
+        rows = write_parquet(sink, arrow_schema(dict(task.columns)), shard_tables(task, stats), task.stamp(), stats,
+                             cdc=task.cdc)
+        data = sink.getvalue()
     result = ShardResult(task.relpath, task.config, task.split, rows, stats, 0.0, record=buffer_record(data))
     if url is None:
         result.data = data

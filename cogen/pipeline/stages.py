@@ -1,7 +1,10 @@
 """CPU time per build stage, for ``benchmarks/bench_build.py``'s breakdown.
 
 The pipeline wraps each stage in :func:`stage`; the totals cover work done in this process (with
-``--workers 1`` that is the whole build). Measuring costs two clock reads per row group.
+``--workers 1`` that is the whole build). Stages may nest: time goes to the innermost one, so a
+writer that pulls row groups from a sampler while it encodes (the polars writer of
+:mod:`cogen.pipeline.parquet`) counts its sampling as sampling, not as encoding. Measuring costs
+two clock reads per row group.
 ``key pass`` is the first pass's sampling (for a shard its family encodes then, the only one);
 ``sampling`` is the second pass's, for shards written again (for a family that caches what the key
 pass generated, mostly reading it back); ``file i/o`` includes writing such a cache.
@@ -18,16 +21,23 @@ __all__ = ["STAGES", "reset", "stage", "totals"]
 #: The stages, in pipeline order.
 STAGES = ("sampling", "key pass", "dedup plan", "arrow conversion", "parquet encoding", "file i/o")
 _totals: dict[str, float] = {}
+#: CPU seconds spent in the stages nested inside each open stage (innermost last).
+_nested: list[float] = []
 
 
 @contextmanager
 def stage(name: str) -> Iterator[None]:
-    """Add the CPU seconds of the ``with`` block to stage ``name``."""
+    """Add the CPU seconds of the ``with`` block, less those of stages nested in it, to stage ``name``."""
     start = time.process_time()
+    _nested.append(0.0)
     try:
         yield
     finally:
-        _totals[name] = _totals.get(name, 0.0) + time.process_time() - start
+        spent = time.process_time() - start
+        inner = _nested.pop()
+        _totals[name] = _totals.get(name, 0.0) + spent - inner
+        if _nested:
+            _nested[-1] += spent
 
 
 def reset() -> None:

@@ -1,7 +1,7 @@
 """A fourth family, built from ``tests/`` alone: every grid mirrored left to right.
 
 It shows what a family needs (``docs/architecture.md``, "Checklist: adding a family"): this record
-and the six modules it names, nothing in cogen's generic packages. ``tests/test_families.py``
+and the seven modules it names, nothing in cogen's generic packages. ``tests/test_families.py``
 registers it for one test, then builds, verifies, scores, prompts and cards it.
 """
 
@@ -20,6 +20,7 @@ TOY = Family(
     evaluator="toy_family.evaluate",
     prompts="toy_family.prompts:prompts",
     card="toy_family.card:CARD",
+    viewer="toy_family.view",
     column_notes=MappingProxyType({"id": "config, split and index", "input": "a random grid",
                                    "output": "the input mirrored left to right"}),
     eval_help=MappingProxyType({}),

@@ -34,7 +34,7 @@ from cogen.metrics.carc import ERROR_CATEGORIES, CarcQuery, CarcScores, error_ta
 from cogen.metrics.grids import GridStack
 
 __all__ = ["BASELINES", "baseline", "read", "write", "HEADLINES", "OPTIONS", "QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_ids", "expected_queries",
-           "query_grids", "query_id", "reference_grids", "score", "summary_rows"]
+           "query_grids", "query_id", "reference_grids", "Samples", "score", "score_samples", "summary_rows"]
 
 #: Which queries of each episode are expected: all of them, or the first (the paper's LLM protocol).
 QUERY_MODES = ("all", "first")
@@ -167,13 +167,33 @@ def _breakdowns(split: SplitData, rows: np.ndarray, scores: CarcScores) -> dict:
     return {"by_transformation": by_transformation, "by_triplet": by_triplet}
 
 
-def evaluate_carc(split: SplitData, predictions: GridStack, report: FormatReport, index: QueryIndex) -> dict:
-    """The metrics of a Compositional-ARC split as a JSON-ready dict (see ``docs/evaluation.md``)."""
-    rows = index.rows
+@dataclass(frozen=True)
+class Samples:
+    """Every expected query's scores and error category (``correct`` when right), before averaging."""
+
+    predictions: GridStack
+    inputs: GridStack
+    targets: GridStack
+    scores: CarcScores
+    categories: list[str]
+
+
+def score_samples(split: SplitData, predictions: GridStack, index: QueryIndex) -> Samples:
+    """Score every expected query of ``index`` against ``predictions`` (aligned with ``index.ids``)."""
     inputs = query_grids(split, "query_inputs", index.positions)
     targets = query_grids(split, "query_outputs", index.positions)
     scores = score_queries(predictions, targets)
-    categories = error_taxonomy(predictions, _queries(split, rows, inputs, targets), scores)
+    categories = error_taxonomy(predictions, _queries(split, index.rows, inputs, targets), scores)
+    return Samples(predictions, inputs, targets, scores, categories)
+
+
+def evaluate_carc(split: SplitData, predictions: GridStack, report: FormatReport, index: QueryIndex,
+                  samples: Samples | None = None) -> dict:
+    """The metrics of a Compositional-ARC split as a JSON-ready dict (see ``docs/evaluation.md``);
+    ``samples``: the :func:`score_samples` of the same arguments, when the caller already has them."""
+    rows = index.rows
+    samples = samples or score_samples(split, predictions, index)
+    scores, categories = samples.scores, samples.categories
     counts = Counter(categories)
     errors = {name: counts.get(name, 0) for name in ERROR_CATEGORIES}
     n, valid, wrong = len(scores), scores.valid, sum(errors.values())

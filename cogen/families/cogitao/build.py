@@ -3,12 +3,14 @@
 Building one experiment takes two passes over the same pure sample function:
 
 1. *keys*: every sample's 128-bit (input grid, sequence) key, in parallel shards; the Parquet
-   file of a shard that repeats none of its own keys is encoded on the way (up to
-   :data:`ENCODED_ROWS` samples a build);
+   file of a shard that repeats none of its own keys is encoded on the way, and the rows of one
+   that does are saved in the build's scratch folder when the workers share the driver's disk
+   (up to :data:`ENCODED_ROWS` samples a build);
 2. the driver plans regenerations so no key repeats anywhere in the experiment
    (:func:`cogen.pipeline.dedup.plan_retries`), then every shard with a regeneration (or not
-   encoded in pass 1) is generated again with its regenerations and written to Parquet; the
-   others are written from pass 1's bytes, which are the same bytes.
+   encoded in pass 1) is written to Parquet: from its saved rows with only the regenerated
+   samples generated, or generated again whole when nothing was saved; the others are written
+   from pass 1's bytes, which are the same bytes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import asdict, replace
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -99,18 +102,25 @@ def columns(experiment: Experiment) -> tuple[tuple[str, str], ...]:
 def _table(task: ShardTask, start: int, rows: dict):
     import pyarrow as pa
 
-    from cogen.pipeline.arrow import grids_column, names_column, padded_rows_column, pairs_column
+    from cogen.pipeline.arrow import (
+        grids_column,
+        names_column,
+        numpy_array,
+        padded_rows_column,
+        pairs_column,
+        string_array,
+    )
 
     names = _names_by_token()
     n = len(rows["ok"])
     counts = rows["n_objects"].astype(np.int64)
     ids = [f"{task.config}-{task.split}-{i}" for i in range(start, start + n)]
     table = pa.table({
-        "id": pa.array(ids, pa.string()),
+        "id": string_array(ids),
         "input": grids_column(rows["inputs"], rows["sizes"]),
         "output": grids_column(rows["outputs"], rows["sizes"]),
         "transformations": names_column(rows["sequences"].astype(np.int64), names),
-        "n_objects": pa.array(rows["n_objects"], pa.int16()),
+        "n_objects": numpy_array(rows["n_objects"], pa.int16()),
         "object_ids": padded_rows_column(rows["object_ids"], counts, pa.int32()),
         "object_positions": pairs_column(rows["positions"], counts, pa.int16()),
     })
@@ -161,14 +171,66 @@ def _row_group(task: ShardTask, start: int, rows: dict, retries: np.ndarray, sta
 def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
     """Arrow tables (one per row group) of a COGITAO shard; fills ``stats`` with rejection counts,
     regenerations, ``noops`` (samples whose first valid attempt left the grid unchanged) and
-    ``size_redraws`` (see :mod:`cogen.folder.stats`)."""
+    ``size_redraws`` (see :mod:`cogen.folder.stats`). Rows the key pass saved (``task.saved``) are
+    read back, and only the samples dedup regenerated are generated."""
     job: SplitJob = task.payload
     for start in range(task.start, task.stop, ROW_GROUP_ROWS):
         stop = min(start + ROW_GROUP_ROWS, task.stop)
         retries = job.retries_between(start, stop)
         with stage("sampling"):
-            rows = generate_rows(job, np.arange(start, stop), retries)
+            rows = _rows(job, _saved_rows(task.saved, start, stop - start), start, stop, retries)
         yield _row_group(task, start, rows, retries, stats)
+
+
+def _rows(job: SplitJob, saved: dict | None, start: int, stop: int, retries: np.ndarray) -> dict:
+    """Rows ``[start, stop)`` at ``retries``: ``saved`` (the same rows at retry 0) with the regenerated
+    samples generated again, or all generated when nothing was saved. A sample is a pure function
+    of (job, index, retry), so both give the same rows."""
+    if saved is None:
+        return generate_rows(job, np.arange(start, stop), retries)
+    changed = np.flatnonzero(retries)
+    if changed.size:
+        fresh = generate_rows(job, start + changed, retries[changed])
+        for name, values in saved.items():
+            if values.ndim and len(values) == stop - start:  # a row per sample (not the offsets of object cells)
+                values[changed] = fresh[name]
+    return saved
+
+
+def _save_rows(folder: str, groups: list[tuple[int, dict]]) -> str | None:
+    """Save a shard's key-pass rows in ``folder`` (written whole or not at all); returns ``folder``,
+    or None when it could not be written (the shard is then generated again). A row group is one
+    file of ``.npy`` arrays one after the other: the names, then each array (no pickles)."""
+    from cogen.errors import BuildError
+    from cogen.folder.atomic import atomic_write
+
+    def write(temporary: Path) -> None:
+        temporary.mkdir()
+        for start, rows in groups:
+            with open(temporary / f"{start}.npy", "wb") as out:
+                np.save(out, np.array(sorted(rows)))
+                for name in sorted(rows):
+                    np.save(out, rows[name], allow_pickle=False)
+
+    try:
+        with stage("file i/o"):
+            atomic_write(folder, write)
+    except BuildError:
+        return None
+    return folder
+
+
+def _saved_rows(folder: str | None, start: int, count: int) -> dict | None:
+    """The rows of the row group at ``start`` that the key pass saved in ``folder`` (None: none, or unreadable)."""
+    if folder is None:
+        return None
+    try:
+        with stage("file i/o"), open(Path(folder) / f"{start}.npy", "rb") as source:
+            names = np.load(source, allow_pickle=False)
+            rows = {str(name): np.load(source, allow_pickle=False) for name in names.tolist()}
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return rows if len(rows.get("ok", ())) == count else None
 
 
 def _first_pass(task: ShardTask, frames: bool = True) -> Iterator[tuple[int, dict]]:
@@ -188,23 +250,30 @@ def shard_keys(task: ShardTask) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros((0, 2), np.uint64)
 
 
-def shard_keys_and_file(task: ShardTask, encode: bool) -> tuple[np.ndarray, tuple[bytes, dict] | None]:
-    """Keys of a shard's samples at retry 0 (first build pass) and, when ``encode`` and the shard
-    repeats none of its own keys, its finished file (bytes and statistics) as it is when dedup
-    regenerates none of its samples. A shard that repeats a key will be regenerated: encoding it
-    now would be wasted."""
+def shard_keys_and_file(task: ShardTask, encode: bool,
+                        save: str | None = None) -> tuple[np.ndarray, tuple[bytes, dict] | None, str | None]:
+    """Keys of a shard's samples at retry 0 (first build pass), its finished file and where its rows
+    were saved.
+
+    With ``encode``, a shard that repeats none of its own keys is encoded (bytes and statistics, as
+    the file is when dedup regenerates none of its samples). A shard that repeats a key will have
+    samples regenerated: with ``save`` (a folder in the build's scratch), its rows are saved there
+    instead, so the second pass generates only the regenerated samples (:func:`shard_tables`).
+    Object frames (a flat column of cells) are not saved: such a shard is generated again.
+    """
     if not encode:
-        return shard_keys(task), None
+        return shard_keys(task), None, None
     groups = list(_first_pass(task))  # a shard's rows, held until its keys are known (rows_per_shard bounds them)
     keys = np.concatenate([rows["keys"] for _, rows in groups]) if groups else np.zeros((0, 2), np.uint64)
     if duplicates([keys]):
-        return keys, None
+        kept = save is not None and not task.payload.object_frames
+        return keys, None, _save_rows(save, groups) if kept else None
     stats: dict[str, int] = {}
     tables = (_row_group(task, start, rows, np.zeros(len(rows["ok"]), np.int64), stats) for start, rows in groups)
     try:
-        return keys, (encode_shard(task, tables, stats), stats)
+        return keys, (encode_shard(task, tables, stats), stats), None
     except OSError:  # the second pass writes the shard, and says what went wrong if it happens again
-        return keys, None
+        return keys, None, None
 
 
 class CogitaoBuilder:
@@ -276,9 +345,11 @@ class CogitaoBuilder:
                                           f"hopeless ({rejection_text(causes)}); {rejection_fix(causes)}")
 
     def _tasks(self, experiment: Experiment, fingerprint: str, plans: dict[str, dict[int, int]] | None,
-               encoded: dict[str, tuple[bytes, dict] | None] | None = None) -> list[ShardTask]:
+               encoded: dict[str, tuple[bytes, dict] | None] | None = None,
+               saved: dict[str, str | None] | None = None) -> list[ShardTask]:
         """Shard tasks of ``experiment``; a shard that dedup leaves alone takes its file from ``encoded``
-        (path -> the key pass's file), which holds exactly its rows."""
+        (path -> the key pass's file), which holds exactly its rows; one whose rows the key pass saved
+        reads them from ``saved`` (path -> folder)."""
         tasks = []
         for split in experiment.splits():
             job = self.job(experiment, split)
@@ -292,21 +363,24 @@ class CogitaoBuilder:
                 file = (encoded or {}).get(task.relpath)
                 if file is not None and not job.retries_between(start, stop).any():
                     task = replace(task, encoded=file)
+                task = replace(task, saved=(saved or {}).get(task.relpath))
                 tasks.append(task)
         return tasks
 
     def prepare(self, executor, progress=None, scratch=None) -> list[ConfigPlan]:
-        """Key pass over every shard (in parallel), then a regeneration plan per experiment (no ``scratch`` needed)."""
+        """Key pass over every shard (in parallel), then a regeneration plan per experiment. With
+        ``scratch``, the key pass saves there the rows of shards that dedup will partly regenerate."""
         experiments = self.setting.experiments
         fingerprints = {e.name: self.fingerprint(e) for e in experiments}
         key_tasks = [t for e in experiments for t in self._tasks(e, fingerprints[e.name], None)]
         held = np.cumsum([t.stop - t.start for t in key_tasks])
         encode = [bool(rows <= ENCODED_ROWS) for rows in held]
-        keys, encoded = {}, {}
-        for task, (task_keys, file) in zip(key_tasks, executor.map(shard_keys_and_file, key_tasks, encode),
-                                           strict=True):
+        folders = [None if scratch is None else _rows_folder(scratch, t) for t in key_tasks]
+        keys, encoded, saved = {}, {}, {}
+        for task, (task_keys, file, folder) in zip(key_tasks, executor.map(shard_keys_and_file, key_tasks, encode,
+                                                                             folders), strict=True):
             keys.setdefault((task.config, task.split), []).append(task_keys)
-            encoded[task.relpath] = file
+            encoded[task.relpath], saved[task.relpath] = file, folder
             if progress:
                 progress(task.stop - task.start)
         plans = []
@@ -326,7 +400,8 @@ class CogitaoBuilder:
                 retry_plans = dict(zip(splits, plan_retries(per_split, rekey), strict=True))
             plans.append(ConfigPlan(experiment.name, fingerprints[experiment.name], columns(experiment),
                                     {s: experiment.size(s) for s in splits},
-                                    self._tasks(experiment, fingerprints[experiment.name], retry_plans, encoded),
+                                    self._tasks(experiment, fingerprints[experiment.name], retry_plans, encoded,
+                                                saved),
                                     self.info(experiment),
                                     {s: sorted(retry_plans[s].items()) for s in splits}))
         return plans
@@ -339,6 +414,11 @@ class CogitaoBuilder:
                 "version": self.setting.version, "seed": self.setting.seed,
                 "description": experiment.description or self.setting.description,
                 "generator_version": GENERATOR_VERSION, "bank_sha256": load_bank().sha256, "spec": asdict(experiment)}
+
+
+def _rows_folder(scratch, task: ShardTask) -> str:
+    """Where the key pass saves ``task``'s rows: a folder of the build's scratch named by a digest of the shard's path."""
+    return str(Path(scratch) / "cogitao-rows" / hashlib.sha256(task.relpath.encode()).hexdigest()[:20])
 
 
 def regenerate_table(manifest: dict, split: str, start: int, stop: int):

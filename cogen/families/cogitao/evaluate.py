@@ -7,6 +7,7 @@ import itertools
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,7 +28,8 @@ from cogen.metrics.grids import GridStack
 from cogen.metrics.stubborn import Scene, stubbornness
 
 __all__ = ["BASELINES", "baseline", "read", "write", "ERROR_CATEGORIES", "HEADLINES", "MAX_IN_DOMAIN_SEQUENCES", "OPTIONS", "evaluate_cogitao", "expected_ids",
-           "experiment_pad", "in_domain_sequences", "reference_grids", "scenes", "score", "summary_rows"]
+           "experiment_pad", "in_domain_sequences", "reference_grids", "Samples", "sample_errors", "scenes", "score", "score_samples",
+           "summary_rows"]
 
 #: Options of ``cogen eval`` for COGITAO configs, with their defaults (see :func:`score`).
 OPTIONS = {"pad": None, "stubbornness": True}
@@ -144,17 +146,18 @@ def _stubbornness(split: SplitData, predictions, inputs, targets) -> tuple[dict,
     }, result.stubborn
 
 
+def sample_errors(valid, exact, no_transformation, stubborn) -> list[str | None]:
+    """Each sample's error category (:data:`ERROR_CATEGORIES`, the first that applies; None when right)."""
+    stubborn = np.zeros_like(exact) if stubborn is None else stubborn
+    return [None if right else "format" if not ok else "no_transformation" if same else
+            "stubborn" if stuck else "other"
+            for right, ok, same, stuck in zip(exact.tolist(), valid.tolist(), no_transformation.tolist(),
+                                              stubborn.tolist(), strict=True)]
+
+
 def _errors(valid, exact, no_transformation, stubborn) -> dict[str, int]:
-    wrong = ~exact
-    counts = {"format": int((wrong & ~valid).sum())}
-    rest = wrong & valid
-    counts["no_transformation"] = int((rest & no_transformation).sum())
-    rest &= ~no_transformation
-    if stubborn is not None:
-        counts["stubborn"] = int((rest & stubborn).sum())
-        rest &= ~stubborn
-    counts["other"] = int(rest.sum())
-    return counts
+    counts = Counter(sample_errors(valid, exact, no_transformation, stubborn))
+    return {name: counts.get(name, 0) for name in ERROR_CATEGORIES if name != "stubborn" or stubborn is not None}
 
 
 def expected_ids(split: SplitData) -> list[str]:
@@ -190,16 +193,42 @@ def summary_rows(metrics: dict) -> list[tuple[str, str]]:
             ("stubbornness", stubborn_text)]
 
 
-def evaluate_cogitao(split: SplitData, predictions: GridStack, report: FormatReport,
-                     pad: tuple[int, int] | None = None, with_stubbornness: bool = True) -> dict:
-    """The metrics of a COGITAO split as a JSON-ready dict (see ``docs/evaluation.md``)."""
+@dataclass(frozen=True)
+class Samples:
+    """Every sample's scores, before they are averaged: what :func:`evaluate_cogitao` reports, per row."""
+
+    predictions: GridStack
+    inputs: GridStack
+    targets: GridStack
+    scores: GridScores
+    no_transformation: np.ndarray
+    stubborn: np.ndarray | None
+    stubborn_section: dict
+
+    def errors(self) -> list[str | None]:
+        """Each sample's error category (:func:`sample_errors`)."""
+        return sample_errors(self.scores.valid, self.scores.exact, self.no_transformation, self.stubborn)
+
+
+def score_samples(split: SplitData, predictions: GridStack, pad: tuple[int, int] | None = None,
+                  with_stubbornness: bool = True) -> Samples:
+    """Score every sample of ``split`` against ``predictions`` (aligned with its rows)."""
     inputs, _ = stack_column(split.table.column("input"))
     targets, _ = stack_column(split.table.column("output"))
-    pad = pad or experiment_pad(split.manifest)
-    scores = score_grids(predictions, targets, pad)
-    no_transformation = equal_grids(predictions, inputs)
+    scores = score_grids(predictions, targets, pad or experiment_pad(split.manifest))
     stubborn_section, stubborn = (_stubbornness(split, predictions, inputs, targets) if with_stubbornness
                                   else ({"computed": False, "reason": "not requested"}, None))
+    return Samples(predictions, inputs, targets, scores, equal_grids(predictions, inputs), stubborn, stubborn_section)
+
+
+def evaluate_cogitao(split: SplitData, predictions: GridStack, report: FormatReport,
+                     pad: tuple[int, int] | None = None, with_stubbornness: bool = True,
+                     samples: Samples | None = None) -> dict:
+    """The metrics of a COGITAO split as a JSON-ready dict (see ``docs/evaluation.md``); ``samples``:
+    the :func:`score_samples` of the same arguments, when the caller already has them."""
+    samples = samples or score_samples(split, predictions, pad, with_stubbornness)
+    targets, scores = samples.targets, samples.scores
+    no_transformation, stubborn, stubborn_section = samples.no_transformation, samples.stubborn, samples.stubborn_section
     n = len(scores)
     valid = scores.valid
     sequences = [tuple(s) for s in split.table.column("transformations").to_pylist()]

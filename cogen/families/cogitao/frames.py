@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cogen.pipeline.arrow import Grids, grids_column, read_grids, read_lists
+from cogen.pipeline.arrow import Grids, grids_column, numpy_array, read_grids, read_lists
 
 __all__ = ["ObjectFrames", "frames_column", "object_frames_columns", "read_frames", "read_object_frames"]
 
@@ -29,7 +29,7 @@ def frames_column(frames: np.ndarray, sizes: np.ndarray, depths: np.ndarray):
     grids = grids_column(frames[keep], np.repeat(sizes, counts, axis=0))
     offsets = np.zeros(len(counts) + 1, np.int32)
     np.cumsum(counts, out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets), grids)
+    return pa.ListArray.from_arrays(numpy_array(offsets, pa.int32()), grids)
 
 
 def read_frames(column) -> tuple[Grids, np.ndarray]:
@@ -44,7 +44,7 @@ def _offsets(lengths: np.ndarray):
 
     offsets = np.zeros(len(lengths) + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
-    return pa.array(offsets)
+    return numpy_array(offsets, pa.int32())
 
 
 def object_frames_columns(boxes: np.ndarray, cells: np.ndarray, counts: np.ndarray, depths: np.ndarray):
@@ -65,8 +65,8 @@ def object_frames_columns(boxes: np.ndarray, cells: np.ndarray, counts: np.ndarr
     def nested(leaf):
         return pa.ListArray.from_arrays(_offsets(counts), pa.ListArray.from_arrays(_offsets(per_object), leaf))
 
-    box_lists = pa.ListArray.from_arrays(_offsets(np.full(len(kept), 4)), pa.array(kept.reshape(-1), pa.int16()))
-    lines = pa.ListArray.from_arrays(_offsets(np.repeat(widths, heights)), pa.array(cells, pa.int8()))
+    box_lists = pa.ListArray.from_arrays(_offsets(np.full(len(kept), 4)), numpy_array(kept, pa.int16()))
+    lines = pa.ListArray.from_arrays(_offsets(np.repeat(widths, heights)), numpy_array(cells, pa.int8()))
     return nested(box_lists), nested(pa.ListArray.from_arrays(_offsets(heights), lines))
 
 
