@@ -1,6 +1,11 @@
 """Loader throughput of every torch path over one built split: samples/s per epoch, batch 64.
 
     python benchmarks/bench_loader.py [FOLDER CONFIG]   # default: builds C1-1 at scale 0.02 in a temp folder
+    python benchmarks/bench_loader.py memory FOLDER CONFIG
+
+``memory``: peak RSS of ``load_configs(FOLDER, [CONFIG])`` and of the same call with
+``columns="cogitao-release"`` (int64 grids, converted a batch at a time), each in a fresh process
+with an empty ``datasets`` cache; the view must stay within 2x of the plain load.
 
 Paths: the documented one (`cogen.io.GridDataset` + its `loader`), `split_arrays` into a
 `TensorDataset` (the issue's reference: about 135,000 samples/s), and the old
@@ -10,6 +15,8 @@ The documented path must be within 2x of the TensorDataset one. Decoding is time
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,8 +67,40 @@ def main(folder: Path, config: str) -> None:
     print(f"  documented batch dtypes: {', '.join(f'{k} {v.dtype}' for k, v in documented.items())}")
 
 
+_LOAD = """
+import resource, sys, time
+from cogen.io import load_configs
+start = time.perf_counter()
+loaded = load_configs(sys.argv[1], [sys.argv[2]], columns=sys.argv[3])[sys.argv[2]]
+rows = sum(split.num_rows for split in loaded.values())
+print(rows, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def _load_memory(folder: Path, config: str, columns: str) -> tuple[int, float, float]:
+    """Rows, seconds and peak RSS (MB) of one ``load_configs`` call in a fresh process and ``datasets`` cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        environment = {**os.environ, "HF_DATASETS_CACHE": cache, "HF_HUB_OFFLINE": "1"}
+        result = subprocess.run([sys.executable, "-c", _LOAD, str(folder), config, columns], env=environment,
+                                capture_output=True, text=True, check=True)
+    rows, seconds, peak = result.stdout.split()[-3:]
+    return int(rows), float(seconds), float(peak)
+
+
+def memory(folder: Path, config: str) -> None:
+    """Peak RSS of load_configs as built and under the cogitao-release view (see the module docstring)."""
+    peaks = {}
+    for columns in ("cogen", "cogitao-release"):
+        rows, seconds, peaks[columns] = _load_memory(folder, config, columns)
+        print(f"load_configs({config}, columns={columns!r}): {rows:,} rows, {seconds:.1f} s, "
+              f"peak RSS {peaks[columns]:,.0f} MB")
+    print(f"  cogitao-release / plain: {peaks['cogitao-release'] / peaks['cogen']:.2f}x (target: at most 2x)")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3:
+    if len(sys.argv) == 4 and sys.argv[1] == "memory":
+        memory(Path(sys.argv[2]), sys.argv[3])
+    elif len(sys.argv) == 3:
         main(Path(sys.argv[1]), sys.argv[2])
     else:
         from cogen.pipeline import build

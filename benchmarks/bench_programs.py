@@ -2,12 +2,16 @@
 
     python benchmarks/bench_programs.py build [N]        # 6 settings x N functions (default 1,000), one process
     python benchmarks/bench_programs.py score [N] [W]    # about N program replies (6 x ceil(N / 6); default
-                                                         # 1,002), W sandbox workers (default: one per core)
+                                                         # 1,002), W sandbox workers (default: one per core),
+                                                         # confined by bubblewrap, then unconfined
     python benchmarks/bench_programs.py                  # both
 
 Targets (issue 12): building 6 x 1,000 functions in under a second; scoring 1,000 programs in under
-30 s on 2 cores, the sandboxed runs included. Seed 003 publishes no code to compare with. Prints
-one JSON line per figure; on a shared machine, run it a few times and read the spread.
+30 s on 2 cores, the sandboxed runs included. Issue 25: kernel isolation (bubblewrap namespaces and
+the seccomp filter) may make scoring at most 1.5x slower than the unconfined sandbox of before.
+Seed 003 publishes no code to compare with. Prints one JSON line per figure (wall seconds, and the
+CPU seconds of this process and its children: the scorer, bubblewrap and the fork servers); on a
+shared machine, run it a few times and read the spread.
 """
 
 from __future__ import annotations
@@ -64,16 +68,24 @@ def _replies(folder: Path, count: int, path: Path) -> Path:
     return path
 
 
-def score_run(folder: Path, count: int, workers: int) -> None:
-    """Score ``count`` replies against the built configs (static analysis + sandboxed runs)."""
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def score_run(folder: Path, count: int, workers: int, unsafe: bool) -> None:
+    """Score ``count`` replies against the built configs (static analysis + sandboxed runs), confined by
+    bubblewrap or (``unsafe``) not."""
     from cogen.families.programs.evaluate import evaluate_table
 
     replies = _replies(folder, count, folder / "replies.jsonl")
-    start = time.perf_counter()
-    report = evaluate_table(folder, replies, workers=workers)
-    seconds = time.perf_counter() - start
+    cpu, start = _cpu_seconds(), time.perf_counter()
+    report = evaluate_table(folder, replies, workers=workers, unsafe=unsafe)
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     scored = sum(m["n"] for m in report["configs"].values())
-    print(json.dumps({"score": f"{scored} program replies", "sandbox_workers": workers, "seconds": round(seconds, 2),
+    isolation = next(iter(report["configs"].values()))["sandbox"]["isolation"]
+    print(json.dumps({"score": f"{scored} program replies", "isolation": isolation, "sandbox_workers": workers,
+                      "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
                       "programs_per_s": round(scored / seconds, 1), "ms_per_program": round(1000 * seconds / scored, 2),
                       "peak_rss_mb": _peak_rss_mb()}), flush=True)
 
@@ -90,7 +102,8 @@ def main(argv: list[str]) -> None:
 
             folder = Path(tmp) / "score"
             build("programs", folder, scale=-(-count // 6) / FUNCTIONS_IN_SPEC, workers=1)
-            score_run(folder, 6 * -(-count // 6), workers)
+            for unsafe in (False, True):
+                score_run(folder, 6 * -(-count // 6), workers, unsafe)
 
 
 if __name__ == "__main__":

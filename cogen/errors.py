@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import difflib
 import errno
+import importlib
 from collections.abc import Iterable
+from types import ModuleType
 
 __all__ = [
     "BankError",
@@ -16,13 +18,18 @@ __all__ = [
     "CogenError",
     "DataError",
     "EvalError",
+    "DISTRIBUTION",
     "GenerationError",
+    "Interrupted",
+    "MissingDependencyError",
     "PlacementError",
     "PublishError",
     "SpecError",
     "TransformError",
     "UnknownNameError",
     "close_matches",
+    "install_hint",
+    "optional_import",
     "os_error_text",
 ]
 
@@ -78,7 +85,11 @@ class BuildError(CogenError):
     """A dataset build cannot proceed (output folder, shards, manifests)."""
 
 
-class BuildInterrupted(BuildError):
+class Interrupted(CogenError):
+    """A command was stopped (Ctrl-C, SIGTERM, SIGHUP); the message says what was kept. Exit code 130."""
+
+
+class BuildInterrupted(BuildError, Interrupted):
     """A build was stopped (Ctrl-C, SIGTERM, SIGHUP); the message says what finished and how to resume."""
 
 
@@ -92,6 +103,51 @@ class DataError(CogenError, ValueError):
 
 class EvalError(CogenError):
     """A predictions file or dataset cannot be scored."""
+
+
+class MissingDependencyError(CogenError, ImportError):
+    """An optional dependency is not installed; the message names the extra that installs it."""
+
+
+#: The name cogen is installed under (``pip install cogen-arc``); the import package and the command are ``cogen``.
+#: (``cogen`` on PyPI is an unrelated 2009 package.)
+DISTRIBUTION = "cogen-arc"
+
+#: Optional top-level modules: (what it is, the extra of :data:`DISTRIBUTION` that installs it).
+OPTIONAL_MODULES = {
+    "torch": ("PyTorch", "baselines"),
+    "PIL": ("Pillow", "rgb"),
+    "dask": ("Dask", "dask"),
+    "distributed": ("Dask distributed", "dask"),
+    "s3fs": ("s3fs", "s3"),
+}
+
+
+def install_hint(extra: str | None = None) -> str:
+    """The command that installs cogen with ``extra``: ``pip install 'cogen-arc[rgb]'``."""
+    return f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install {DISTRIBUTION}"
+
+
+def optional_import(module: str, purpose: str) -> ModuleType:
+    """Import the optional ``module`` (one of :data:`OPTIONAL_MODULES`, or a submodule of one), or raise a
+    one-line :class:`MissingDependencyError` that says what needs it and which extra installs it.
+
+    >>> optional_import("json", "a test").__name__
+    'json'
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        top = module.partition(".")[0]
+        if top not in OPTIONAL_MODULES or (error.name and error.name.partition(".")[0] != top):
+            raise  # not an optional dependency, or a broken install of one: the real error helps more
+        title, extra = OPTIONAL_MODULES[top]
+        raise MissingDependencyError(f"{purpose} needs {title}, which is not installed: {install_hint(extra)}"
+                                     + (TORCH_CPU_NOTE if top == "torch" else "")) from None
+
+
+#: How to get PyTorch without several GB of CUDA packages (PyPI's Linux wheel is the CUDA build).
+TORCH_CPU_NOTE = " (CPU only: first pip install torch --index-url https://download.pytorch.org/whl/cpu)"
 
 
 def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:

@@ -1,6 +1,6 @@
 """Model baselines of the COGITAO and Compositional-ARC papers, trained and scored on cogen's datasets.
 
-Installed with ``pip install 'cogen[baselines]'`` (PyTorch). ``cogen`` never imports this
+Installed with ``pip install 'cogen-arc[baselines]'`` (PyTorch). ``cogen`` never imports this
 package; it reads data only through :mod:`cogen.io` and writes predictions that ``cogen eval``
 scores. Importing the package is cheap: torch loads with the first name used from it.
 
@@ -28,5 +28,9 @@ _WHERE = {"MODELS": "registry", "RunConfig": "config", "find_runs": "table", "re
 
 def __getattr__(name: str):
     if name in _WHERE:
+        if _WHERE[name] != "table":  # the results table needs no torch; everything else does
+            from cogen.errors import optional_import
+
+            optional_import("torch", f"cogen_baselines.{name}")
         return getattr(importlib.import_module(f"cogen_baselines.{_WHERE[name]}"), name)
     raise AttributeError(f"module 'cogen_baselines' has no attribute {name!r}")

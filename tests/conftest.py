@@ -8,6 +8,13 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TERMINAL_WIDTH", "200")
 os.environ.setdefault("COLUMNS", "200")
+# Programs run confined (bubblewrap); on a machine without it, the tests' own trusted programs run with
+# the explicit opt-in, and the tests that need isolation skip (tests/sandbox_support.py).
+if os.environ.get("COGEN_REQUIRE_SANDBOX") != "1":
+    from sandbox_support import problem  # noqa: E402
+
+    if problem() is not None:
+        os.environ["COGEN_UNSAFE_RUN_UNTRUSTED_CODE"] = "1"
 
 
 # --- Loopback Hub (tests/fake_hub.py) for the publishing tests -------------------------------

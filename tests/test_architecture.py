@@ -242,73 +242,13 @@ def test_the_family_check_finds_names_titles_and_comparisons(tmp_path):
 
 
 #: Lines that name a family in packages other engineers are cleaning now (issue 27: cogen_baselines and
-#: `cogen baselines`; issue 28: cogen.export, cogen.io and `cogen export`), by file and text. Delete an
+#: `cogen baselines`), by file and text. Delete an
 #: entry when its line goes; the list ends empty. Nothing else may be added here.
 ALLOWED: dict[str, tuple[str, ...]] = {
     "cogen/cli/baselines.py": (
         'app = typer.Typer(help="Train the COGITAO / Compositional-ARC model baselines and tabulate them beside the papers.",',
         'stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config\'s endless stream, never a stored validation or test pair. COGITAO models only.")] = None,',
         'headline = "grid_accuracy" if summary["family"] == "cogitao" else "exact_match"',
-    ),
-    "cogen/cli/export.py": (
-        'shots: Annotated[int | None, typer.Option(help="arc-json, COGITAO: demonstration pairs per task (default 3); "',
-        'columns: Annotated[str | None, typer.Option(help="parquet: column view, cogen (as built) or cogitao-release "',
-        '"(the official COGITAO release\'s names).")] = None,',
-    ),
-    "cogen/export/__init__.py": (
-        '>>> report = export("cogen-data", "carc-systematicity-1860", "mlc-data", format="mlc")   # doctest: +SKIP',
-        '"mlc", "Compositional-ARC split configs as the reference MLC trainer\'s JSONL files "',
-        '"cogen.families.carc.export_mlc:write_mlc"),',
-        '"COGITAO samples of one sequence grouped --shots + 1 to a task, a Compositional-ARC episode "',
-        '"parquet", "one <split>.parquet per split under a --columns view (cogitao-release: the official COGITAO "',
-        'family = manifest.get("family", "cogitao")',
-    ),
-    "cogen/export/arc_json.py": (
-        '* COGITAO: samples of one split with the same transformation sequence are grouped, in row order,',
-        '* Compositional-ARC: an episode is a task already: its study examples are the demonstrations,',
-        'and (COGITAO) its transformation sequence, so any task can be traced back to the data.',
-        '__all__ = ["cogitao_tasks", "write_arc_json"]',
-        'def cogitao_tasks(rows: list[dict], shots: int) -> list[tuple[list[dict], tuple[str, ...]]]:',
-        'require_family(manifest, ("cogitao", "carc"), "arc-json")',
-        'if manifest.get("family", "cogitao") == "carc":',
-        'tasks = cogitao_tasks(rows, shots)',
-    ),
-    "cogen/export/parquet.py": (
-        '``--columns cogen`` (the default) writes the rows as built; ``--columns cogitao-release`` writes',
-        'them as the official COGITAO release lays them out (:mod:`cogen.io.views`): files',
-        'if columns == "cogitao-release":',
-        'require_family(first.manifest, ("cogitao",), "parquet --columns cogitao-release")',
-        'name = RELEASE_SPLITS.get(split, split) if columns == "cogitao-release" else split',
-    ),
-    "cogen/io/__init__.py": (
-        "* :func:`cogitao_release_view`  a COGITAO table under the official release's column names",
-        'from cogen.io.views import cogitao_release_view',
-        '__all__ = ["DEPTH", "PAD_VALUE", "VISUAL_CLASSES", "Collate", "GridDataset", "cogitao_release_view", "load_configs",',
-    ),
-    "cogen/io/arrays.py": (
-        "the identity token 0 (the COGITAO paper's models take depth-4 task codes).",
-        "return None  # not COGITAO transformation names (e.g. Compositional-ARC's grammar)",
-    ),
-    "cogen/io/source.py": (
-        'folder or any folder ``load_dataset`` reads) or a Hub repo id such as ``"org/cogitao"``.',
-        '``configs`` limits the configs; ``columns="cogitao-release"`` renames the columns to the',
-        "official COGITAO release's (:mod:`cogen.io.views`).",
-    ),
-    "cogen/io/torch_data.py": (
-        '>>> data = GridDataset("org/cogitao", "C3-1", split="train", size=30)       # doctest: +SKIP',
-    ),
-    "cogen/io/views.py": (
-        '"""Column views: a COGITAO split under the column and split names of the official COGITAO release.',
-        'The release (Hub repo ``yassinetb/COGITAO``) stores ``{train,val,test,val_ood,test_ood}.parquet``',
-        "``transformation_suite``. :func:`cogitao_release_view` renames cogen's columns to those names and",
-        '__all__ = ["COLUMN_VIEWS", "RELEASE_COLUMNS", "RELEASE_SPLITS", "cogitao_release_view", "column_view"]',
-        'def cogitao_release_view(table):',
-        '"""A COGITAO split\'s Arrow ``table`` with the release\'s column names and int64 grids."""',
-        'raise DataError(f"the cogitao-release view needs COGITAO columns; this data lacks {\', \'.join(missing)}")',
-        'COLUMN_VIEWS = {"cogen": lambda table: table, "cogitao-release": cogitao_release_view}',
-    ),
-    "cogen/io/visual.py": (
-        "The COGITAO paper's Grid-TF, PL-TF and LLaDA read a grid as an ``(H+2) x (W+2)`` canvas of 15",
     ),
     "cogen_baselines/__init__.py": (
         '"""Model baselines of the COGITAO and Compositional-ARC papers, trained and scored on cogen\'s datasets.',

@@ -226,7 +226,7 @@ def test_cli_identity_baseline_end_to_end(data, tmp_path):
     assert result.exit_code == 0, result.output
     assert "wrote 30 identity predictions" in result.stdout
     result = runner.invoke(app, ["eval", "--data", str(data), "--config", "E-1", "--split", "test_ood",
-                                 "--predictions", str(preds), "--json", str(out)])
+                                 "--predictions", str(preds), "--json-out", str(out)])
     assert result.exit_code == 0, result.output
     for text in ("grid_accuracy", "stubbornness", "by transformation", "by sequence", "rot90 -> translate_up"):
         assert text in result.stdout

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from cogen.cli import app
 from cogen.errors import DataError, UnknownNameError
-from cogen.export import FORMATS, export, require_family
+from cogen.export import export, formats
 from cogen.folder import read_split
 
 pytest.importorskip("cogen.families.carc.build")
@@ -45,8 +45,9 @@ def reference_dataset(data_dir: Path, data_file_name: str, mode: str) -> list[di
 
 
 def test_every_format_has_a_description_and_a_writer():
-    for name, record in FORMATS.items():
-        assert record.name == name and record.description and callable(record.load())
+    for name, record in formats().items():
+        assert record.name == name and record.describe().startswith(record.description) and callable(record.load())
+    assert formats()["mlc"].family == "carc" and formats()["arc-json"].family is None
 
 
 def test_cli_writes_the_reference_trainers_files(data, tmp_path):
@@ -55,7 +56,7 @@ def test_cli_writes_the_reference_trainers_files(data, tmp_path):
                                  "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == [
-        "config_systematicity_seed_1860.json", "test_systematicity_seed_1860.jsonl",
+        "config_systematicity_seed_1860.json", "index.json", "test_systematicity_seed_1860.jsonl",
         "train_systematicity_seed_1860.jsonl", "val_systematicity_seed_1860.jsonl"]
     assert "val_systematicity_seed_1860.jsonl" in result.stdout
     for split, mode in (("train", "train"), ("validation", "val"), ("test", "test")):
@@ -91,17 +92,17 @@ def test_rotation_roles_say_which_way_they_turn(data, tmp_path):
 def test_three_shot_and_static_configs_and_a_chosen_name(data, tmp_path):
     report = export(data, "carc-3shot-1870", tmp_path / "shots", "mlc", name="few_shot")
     assert [f.path.name for f in report.files] == ["train_few_shot.jsonl", "val_few_shot.jsonl", "test_few_shot.jsonl",
-                                                   "config_few_shot.json"]
+                                                   "config_few_shot.json", "index.json"]
     assert len(reference_dataset(tmp_path / "shots", "few_shot", "test")[0]["study_examples"]) == 3
     export(data, "carc-static", tmp_path / "static", "mlc")
     train = reference_dataset(tmp_path / "static", "static_systematicity_seed_1860", "train")
     assert len(train) == 290 and train[0]["study_examples"] == [] and len(train[0]["queries"]) == 1
 
 
-def test_bad_requests_get_clear_errors(data, tmp_path):
+def test_bad_requests_get_clear_errors(data, small_build, tmp_path):
     result = runner.invoke(app, ["export", "--format", "arc", "-d", str(data), "-c", "carc-static", "--out",
                                  str(tmp_path)])
-    assert result.exit_code == 2 and "not a format; choose from mlc" in result.output
+    assert result.exit_code == 2 and "not a format; choose from arc-json, parquet, mlc" in result.output
     result = runner.invoke(app, ["export", "-d", str(data), "-c", "carc-static", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "--format" in result.output
     with pytest.raises(DataError, match="raw episode pool"):
@@ -117,8 +118,8 @@ def test_bad_requests_get_clear_errors(data, tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(DataError, match="is a file"):
         export(data, "carc-static", tmp_path / "file", "mlc")
-    with pytest.raises(DataError, match="COGITAO config; the mlc format writes Compositional-ARC configs"):
-        require_family({"config": "C3-1", "family": "cogitao"}, ("carc",), "mlc")
+    with pytest.raises(DataError, match="C1-1 is a COGITAO config; the mlc format writes Compositional-ARC configs"):
+        export(small_build, "C1-1", tmp_path / "m", "mlc")
     result = subprocess.run([sys.executable, "-m", "cogen", "export", "-f", "mlc", "-d", str(data), "-c",
                              "carc-episodes", "--out", str(tmp_path / "pool")], capture_output=True, text=True)
     assert result.returncode == 1 and "raw episode pool" in result.stderr and "Traceback" not in result.stderr
@@ -176,6 +177,12 @@ def test_arc_json_writes_a_compositional_arc_episode_as_one_task(data, tmp_path)
     out = tmp_path / "arc"
     export(data, "carc-systematicity-1860", out, format="arc-json")
     index, tasks = _arc_tasks(out)
+    assert index["shots"] == 12 and all(len(task["train"]) == 12 for task in tasks.values())
+    assert set(index["rows_in_no_task"].values()) == {0}
+    three = export(data, "carc-3shot-1870", tmp_path / "three", format="arc-json").index
+    assert json.loads(three.read_text())["shots"] == 3
+    with pytest.raises(DataError, match="--shots does not apply to the arc-json export of Compositional-ARC"):
+        export(data, "carc-3shot-1870", tmp_path / "bad", format="arc-json", shots=3)
     for split in ("train", "validation", "test"):
         rows = read_split(data, "carc-systematicity-1860", split).table.to_pylist()
         entries = [(task_id, entry) for task_id, entry in index["tasks"].items() if entry["split"] == split]
@@ -191,3 +198,18 @@ def test_arc_json_refuses_what_it_cannot_write(small_build, tmp_path):
         export(small_build, "C1-1", tmp_path / "a", format="arc-json", shots=0)
     with pytest.raises(DataError, match="no config 'C9-9'"):
         export(small_build, "C9-9", tmp_path / "a", format="arc-json")
+
+
+def test_arc_json_numbers_cogitao_tasks_as_the_whole_split_grouping_does(small_build, tmp_path):
+    """Oracle: the split held whole, rows grouped by sequence (first appearance first), runs of shots + 1."""
+    export(small_build, "C1-2", tmp_path / "a", "arc-json", shots=2)
+    index = json.loads((tmp_path / "a" / "index.json").read_text())
+    for split in ("train", "test_ood"):
+        groups: dict[tuple, list[str]] = {}
+        for row in read_split(small_build, "C1-2", split).table.to_pylist():
+            groups.setdefault(tuple(row["transformations"]), []).append(row["id"])
+        expected = [ids[start:start + 3] for ids in groups.values() for start in range(0, len(ids) - 2, 3)]
+        written = sorted((task_id, entry["rows"]) for task_id, entry in index["tasks"].items() if entry["split"] == split)
+        assert [task_id for task_id, _ in written] == [f"C1-2-{split}-{n:06d}" for n in range(len(expected))]
+        assert [rows for _, rows in written] == expected
+

@@ -172,9 +172,9 @@ def test_a_shard_path_that_is_a_folder(built, tmp_path, capsys, spec):
 def test_eval_json_and_prompts_out_given_a_folder(built, tmp_path, capsys):
     predictions = tmp_path / "p.jsonl"
     assert run_cli(capsys, "eval", "baseline", "-d", built, "-c", "T-1", "-s", "test", "-o", predictions)[0] == 0
-    code, _, err = run_cli(capsys, "eval", "-d", built, "-c", "T-1", "-s", "test", "-p", predictions, "--json",
+    code, _, err = run_cli(capsys, "eval", "-d", built, "-c", "T-1", "-s", "test", "-p", predictions, "--json-out",
                            tmp_path)
-    assert one_error_line(code, err).startswith(f"error: --json {tmp_path} is a folder; give a file name")
+    assert one_error_line(code, err).startswith(f"error: --json-out {tmp_path} is a folder; give a file name")
     code, _, err = run_cli(capsys, "prompts", "export", "-d", built, "-c", "T-1", "-s", "test", "--out", tmp_path)
     assert one_error_line(code, err).startswith(f"error: --out {tmp_path} is a folder; give a file name")
 
@@ -195,7 +195,7 @@ def test_brackets_paths_and_install_hints_survive(tmp_path, capsys, monkeypatch,
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as if the dask extra were not installed
     code, _, err = run_cli(capsys, "build", "--config", spec, "--out", tmp_path / "o", "--executor", "dask",
                            "--no-progress")
-    assert one_error_line(code, err).endswith("pip install 'cogen[dask]'")
+    assert one_error_line(code, err).endswith("pip install 'cogen-arc[dask]'")
     bad = tmp_path / "bad.yaml"
     bad.write_text(SPEC.replace("height: [8, 8]", "height: {lo: 8}"))
     code, _, err = run_cli(capsys, "build", "--config", bad, "--out", tmp_path / "o")

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from cogen.engine.registry import IDENTITY_TOKEN, TRANSFORMS
-from cogen.errors import DataError, UnknownNameError
+from cogen.errors import DataError, MissingDependencyError, UnknownNameError
 from cogen.io import PAD_VALUE, Collate, load_split, pad_grids, split_arrays, task_tokens
 
 
@@ -145,7 +145,7 @@ def test_collate_makes_tensors_through_a_lazily_imported_torch(small_build, monk
     assert isinstance(batch["input"], FakeTensor) and batch["input"].array.shape == (2, 20, 20)
     assert isinstance(batch["tokens"], FakeTensor) and isinstance(batch["id"], list)
     monkeypatch.setitem(sys.modules, "torch", None)  # torch not installed
-    with pytest.raises(DataError, match="needs PyTorch"):
+    with pytest.raises(MissingDependencyError, match="needs PyTorch"):
         Collate()([first])
 
 

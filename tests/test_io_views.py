@@ -11,7 +11,7 @@ from cogen.errors import DataError, UnknownNameError
 from cogen.export import export
 from cogen.folder import read_split
 from cogen.folder.manifest import read_manifests
-from cogen.io import cogitao_release_view, load_configs
+from cogen.io import column_view, load_configs
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -30,15 +30,18 @@ def test_load_configs_gives_every_config_of_a_folder_row_for_row(small_build):
 
 def test_the_release_view_renames_columns_and_widens_grids(small_build):
     table = read_split(small_build, "C1-1", "train").table
-    view = cogitao_release_view(table)
+    view = column_view("cogitao-release").convert(table)
     assert view.column_names == [{"transformations": "transformation_suite"}.get(n, n) for n in table.column_names]
     assert str(view.schema.field("input").type) == "list<item: list<item: int64>>"
     assert view["input"].to_pylist() == table["input"].to_pylist()
     assert view["transformation_suite"].to_pylist() == table["transformations"].to_pylist()
     loaded = load_configs(small_build, configs=["C1-1"], split="train", columns="cogitao-release")["C1-1"]
     assert loaded["transformation_suite"] == table["transformations"].to_pylist()
+    assert loaded["input"] == table["input"].to_pylist()
+    assert str(loaded.features["input"]) == "List(List(Value('int64')))"
+    assert loaded.cache_files, "the view is cast into the datasets cache a batch at a time, not held in memory"
     with pytest.raises(DataError, match="lacks transformations"):
-        cogitao_release_view(table.drop(["transformations"]))
+        column_view("cogitao-release").convert(table.drop(["transformations"]))
     with pytest.raises(UnknownNameError):
         load_configs(small_build, columns="cogitao")
 

@@ -162,7 +162,7 @@ def test_cli_paper_export_and_the_papers_count(data, tmp_path):
     with pytest.raises(EvalError, match="none of the 1 requested rows"):
         evaluate(data, "PP-2", "test_ood", tmp_path / "preds.jsonl", rows=["PP-2-test-0"])
     result = runner.invoke(app, ["eval", "-d", str(data), "-c", "PP-2", "-p", str(tmp_path / "preds.jsonl"),
-                                 "--prompts", str(prompts), "--no-breakdown", "--json", str(tmp_path / "m.json")])
+                                 "--prompts", str(prompts), "--no-breakdown", "--json-out", str(tmp_path / "m.json")])
     assert result.exit_code == 0, result.output
     lines = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in result.stdout.splitlines()
              if line.count("│") == 3}

@@ -1,4 +1,4 @@
-"""The wheel carries the specs, the object bank and the card template, so `pip install cogen` users have them."""
+"""The wheel carries the specs, the object bank and the card template, so `pip install cogen-arc` users have them."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_wheel_ships_specs_bank_and_card_template(tmp_path):
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                              "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    wheel = next(tmp_path.glob("cogen-*.whl"))
+    wheel = next(tmp_path.glob("cogen_arc-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     specs = sorted((ROOT / "split_specs").rglob("*.yaml"))
     assert any(spec.parent.name == "as_run" for spec in specs)

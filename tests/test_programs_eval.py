@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -94,101 +92,16 @@ def test_prompts_show_all_16_pairs_and_carry_their_version(data, tmp_path):
         export_prompts(data, "Q-random", "test", out, regime="coded")
 
 
-# ---------------------------------------------------------------- hostile programs
-@pytest.fixture
-def victim(tmp_path) -> Path:
-    path = tmp_path / "precious.txt"
-    path.write_text("keep me")
-    return path
-
-
-@pytest.fixture
-def listener():
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(5)
-    server.settimeout(0.2)
-    accepted = []
-
-    def accept():
-        while True:
-            try:
-                accepted.append(server.accept())
-            except OSError:
-                if server.fileno() < 0:
-                    return
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], accepted
-    server.close()
-    thread.join(timeout=2)
-
-
-def _hostile(victim: Path, port: int) -> dict[str, str]:
-    return {
-        "loop": "def f(s):\n    while True:\n        pass\n",
-        "loop at import": "while True:\n    pass\n",
-        "allocate": "def f(s):\n    block = bytearray(50 * 1024 ** 3)\n    return block\n",
-        "allocate at import": "cells = [0] * (10 ** 10)\ndef f(s):\n    return cells\n",
-        "remove": f"import os\nos.remove({str(victim)!r})\ndef f(s):\n    return '....\\n' * 4\n",
-        "remove later": f"import os\ndef f(s):\n    os.remove({str(victim)!r})\n    return '....'\n",
-        "overwrite": f"def f(s):\n    open({str(victim)!r}, 'w').write('gone')\n    return '....'\n",
-        "network": f"import socket\ndef f(s):\n    socket.create_connection(('127.0.0.1', {port}), 1)\n",
-        "network, low level": f"_s = __import__('_socket')\ns = _s.socket()\ns.connect(('127.0.0.1', {port}))\n",
-        "http": f"import urllib.request\ndef f(s):\n    return urllib.request.urlopen('http://127.0.0.1:{port}/').read()\n",
-        "garbage": "import sys\nprint('0 OK ' + '*' * 16)\nsys.stderr.write('x' * 100000)\n"
-                   "def f(s):\n    print('ERR', s * 1000)\n    return 'garbage'\n",
-        "exit": "import os\nos._exit(7)\n",
-        "kill the scorer": "import os\ndef f(s):\n    os.kill(os.getppid(), 9)\n",
-        "fork": "import os\ndef f(s):\n    os.fork()\n    return '....\\n' * 4\n",
-        "subprocess": "import subprocess\ndef f(s):\n    subprocess.run(['rm', '-rf', '/'])\n",
-        "recursion": "def f(s):\n    return f(s + s)\n",
-        "stack": "import sys\nsys.setrecursionlimit(10 ** 7)\ndef g(n):\n    return g(n + 1)\ndef f(s):\n    return g(0)\n",
-        "syntax": "def f(s) return '....'\n",
-    }
-
-
-def test_hostile_programs_are_scored_not_obeyed(data, victim, listener, tmp_path, monkeypatch):
-    port, accepted = listener
-    monkeypatch.setenv("COGEN_TEST_SECRET", "s3cret")
-    rows = _rows(data)
-    hostile = _hostile(victim, port)
-    names = list(hostile)
-    records = [{"id": rows[0]["id"], "model": name, "reply": f"```python\n{code}```"} for name, code in hostile.items()]
-    records.append({"id": rows[0]["id"], "model": "no code", "reply": "I would rather not."})
-    secret = _solution(rows[0]).replace("def f(s):\n", "def f(s):\n    import os\n"
-                                        "    if 'COGEN_TEST_SECRET' in os.environ:\n        return 'leak'\n")
-    records.append({"id": rows[0]["id"], "model": "reads the environment", "reply": secret})
-    records.append({"id": rows[0]["id"], "model": "honest, after all that", "reply": _solution(rows[0])})
-    cwd = os.getcwd()
-    metrics = evaluate(data, "Q-horizontal", "test", _write(tmp_path / "r.jsonl", records), timeout=1.0,
-                       memory_mb=256, workers=2)
-    assert victim.read_text() == "keep me" and os.getcwd() == cwd
-    assert accepted == []  # nothing reached the network
-    scores = {f["model"]: f for f in metrics["functions"] if f["id"] == rows[0]["id"]}
-    for name in names + ["no code"]:
-        assert scores[name]["errors"] == 16, name
-        assert scores[name]["c"] == 0.0
-    for name in ("reads the environment", "honest, after all that"):  # the scorer's environment is not passed on
-        assert scores[name]["errors"] == 0 and scores[name]["c"] == 100.0, name
-    assert scores["syntax"]["status"] == "syntax error" and scores["no code"]["status"] == "no code"
-    assert scores["loop"]["failures"] == {"timeout": 16} and scores["loop at import"]["failures"] == {"timeout": 16}
-    assert scores["allocate"]["failures"] == {"MemoryError": 16}
-    assert "PermissionError" in json.dumps(scores["remove"]["failures"])
-    assert scores["garbage"]["failures"] == {"wrong output form": 16}
-    assert metrics["format_errors"]["reasons"] == {"missing": 5 * len(records), "no code": 1, "syntax error": 1}
-
-
+# ---------------------------------------------------------------- the sandbox (attacks: tests/test_sandbox_hostile.py)
 def test_the_sandbox_survives_a_program_that_kills_its_server(tmp_path):
     from cogen.programs.sandbox import Sandbox
 
     with Sandbox(workers=1, timeout=1.0) as box:
         first, second = box.run(["import os\nos.kill(os.getppid(), 9)\n", "def f(s):\n    return ['....'] * 4\n"])
-        assert first.fate == "ok" and "PermissionError" in first.reasons[0]
+        assert first.fate == "ok" and "PermissionError" in first.reasons[0]  # the kernel refused the signal
         assert second.outputs[0] == "." * 16 and second.function == "f"
         other, = box.run(["def helper(a, b):\n    return a\ndef solve(s):\n    return '....\\n' * 4\n"])
-        assert other.function == "solve" and other.outputs == ("." * 16,) * 16  # no f: the last one-argument function
+        assert other.function == "solve" and other.outputs == ("." * 16,) * 16  # no f: the one-argument function
 
 
 # ---------------------------------------------------------------- cogen eval
@@ -221,27 +134,29 @@ def test_cogen_eval_scores_every_model_and_explains_itself(data, tmp_path):
 def test_cli_eval_explain_markdown_and_json(data, tmp_path):
     replies = _replies(data, tmp_path / "replies.jsonl")
     result = runner.invoke(app, ["eval", "-d", str(data), "-c", "Q-horizontal", "-s", "test", "-p", str(replies),
-                                 "--explain", "--markdown", str(tmp_path / "t.md"), "--json", str(tmp_path / "m.json"),
+                                 "--explain", "--markdown", str(tmp_path / "t.md"), "--json-out", str(tmp_path / "m.json"),
                                  "--timeout", "3", "--memory-mb", "128", "--workers", "1", "--low-length", "100",
                                  "--low-errors", "2"])
     assert result.exit_code == 0, result.output
     assert "combination {" in result.stdout and "m +" in result.stdout and "Σn = " in result.stdout
     assert "oracle: L(P+) / E / C" in result.stdout and "prompt versions" in result.stdout
-    assert (tmp_path / "t.md").read_text().startswith("| model | Horizontal |")
+    assert "| Model | Horizontal |  |  | n_valid / n |" in (tmp_path / "t.md").read_text()
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert metrics["report"]["thresholds"] == {"low_length": 100.0, "low_errors": 2.0}
-    assert metrics["sandbox"] == {"timeout": 3.0, "memory_mb": 128, "workers": 1}
+    isolation = "none" if os.environ.get("COGEN_UNSAFE_RUN_UNTRUSTED_CODE") == "1" else "bubblewrap"
+    assert metrics["sandbox"] == {"timeout": 3.0, "wall_limit": 20.0, "memory_mb": 128, "workers": 1,
+                                  "isolation": isolation}
 
 
 def test_cli_eval_programs_writes_table_1(data, tmp_path):
     replies = _replies(data, tmp_path / "replies.jsonl")
-    result = runner.invoke(app, ["eval", "programs", "-d", str(data), "-p", str(replies), "--json",
+    result = runner.invoke(app, ["eval", "programs", "-d", str(data), "-p", str(replies), "--json-out",
                                  str(tmp_path / "t.json"), "--markdown", str(tmp_path / "t.md"), "--workers", "2",
                                  "--timeout", "2", "--memory-mb", "200", "--low-length", "150", "--low-errors", "3"])
     assert result.exit_code == 0, result.output
     assert "24 predictions scored" in result.stdout
     table = (tmp_path / "t.md").read_text()
-    assert table.splitlines()[0] == "| model | Horizontal | Random |"
+    assert "| Model | Horizontal |  |  | Random |  |  | n_valid / n |" in table.splitlines()
     assert "| oracle |" in table and "| sloppy |" in table and "low L(P⁺) <= 150" in table
     report = json.loads((tmp_path / "t.json").read_text())
     assert report["report"]["settings"] == ["horizontal", "random"] and set(report["configs"]) == {"Q-horizontal",

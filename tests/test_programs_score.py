@@ -141,13 +141,16 @@ def test_types_use_decision_3_thresholds_and_keep_the_fourth_cell():
 
 
 def test_table_report_is_the_papers_layout():
-    scores = [_score(40, 0, "a", "horizontal"), _score(320, 0, "a", "random"), _score(60, 2, "b", "horizontal")]
+    scores = [_score(40, 0, "a", "horizontal"), _score(320, 0, "a", "random"), _score(60, 2, "b|<i>", "horizontal"),
+              FunctionScore("x", "b|<i>", "horizontal", "no code", 0, 0, 16)]
     report = table(summarize(scores))
-    assert report["settings"] == ["horizontal", "random"] and report["models"] == ["a", "b"]
-    text = markdown_table(report)
-    assert "| model | Horizontal | Random |" in text
-    assert "| a | 40.00 / 0.00 / 100.00 · T1 | 320.00 / 0.00 / 0.00 · T2 |" in text
-    assert "| b | 60.00 / 2.00 / 78.57 · T1 | – |" in text
+    assert report["settings"] == ["horizontal", "random"] and report["models"] == ["a", "b|<i>"]
+    lines = markdown_table(report).splitlines()
+    assert "| Model | Horizontal |  |  | Random |  |  | n_valid / n |" in lines
+    assert "| a | 40.00 | 0.00 | 100.00 | 320.00 | 0.00 | 0.00 | 1/1 · 1/1 |" in lines
+    # b: (60, 2) gives C 78.57 and the reply without code (0, 16) C 0: means 30 / 9 / 39.29, 1 of 2 valid
+    assert "| b\\|&lt;i&gt; | 30.00 | 9.00 | 39.29 | – | – | – | 1/2 · – |" in lines  # a model name cannot break the table
+    assert "- a: Horizontal T1, Random T2" in lines
 
 
 # ---------------------------------------------------------------- counting rules
@@ -158,7 +161,8 @@ def test_table_report_is_the_papers_layout():
     ('x = ".*" # "A": "...."', 0, 2),                          # comments never count
     ('x = ".*" if s[0] == "A" else "*."', 2, 4),               # conditional expression = if/else
     ('x = ".*" if s[0] == "A" else "*." if s[1] == "C" else ".."', 4, 6),  # {A}, {C}, {else A, else C}
-    ('T = {(0, 1): ".*", (2, 3): "*."}', 0, 4),                # keys without input values: no combination
+    ('T = {(0, 1): ".*", (2, 3): "*."}', 2, 4),                # a key of bits holds input values (F4); (2, 3) none
+    ('T = {"x": ".*", 2: "*."}', 0, 4),                        # keys without input values: no combination
     ('T = {"A": [(0, 1), (2, 3)], "B": [(1, 1)]}', 2, 3),      # a coordinate is one atomic unit
     ('T = {"A": [1, 0, 1, 1], "B": [True, None]}', 2, 5),      # numbers and booleans are units, None is not
     ('T = {"A": {"C": "....", "D": "****"}}', 4, 8),           # nested maps: the path holds both keys

@@ -160,8 +160,9 @@ def _image_indices(data: bytes) -> np.ndarray:
     """A stored PNG/JPEG as indices of the preview palette (its nearest colour: exact for crisp renders)."""
     import io
 
-    from PIL import Image
+    from cogen.errors import optional_import
 
+    Image = optional_import("PIL.Image", "previews of stored images")
     pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"), np.int64)
     palette = np.array(_PALETTE, np.int64)
     return ((pixels[:, :, None, :] - palette) ** 2).sum(axis=3).argmin(axis=2).astype(np.uint8)

@@ -15,6 +15,7 @@ import typer
 
 from cogen._version import __version__
 from cogen.cli import _console, baselines, build, evaluate, export, hub, objects, prompts, stream, transforms, view
+from cogen.cli._help import examples
 
 app = typer.Typer(
     name="cogen",
@@ -22,6 +23,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command and group inherits -h
+    epilog=examples("cogen build", "cogen build --config c3 --scale 0.01 --out c3-small", "cogen verify cogen-data"),
 )
 
 
@@ -56,7 +59,7 @@ def main() -> None:
     exit code 2. SIGTERM and SIGHUP stop a command like Ctrl-C does (exit code 130): a build
     then says what finished and that running it again resumes.
     """
-    from cogen.errors import BuildInterrupted, CogenError, os_error_text
+    from cogen.errors import CogenError, Interrupted, os_error_text
 
     for name in ("SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)
@@ -64,7 +67,7 @@ def main() -> None:
             signal.signal(number, _stop)
     try:
         app()
-    except BuildInterrupted as error:
+    except Interrupted as error:
         _console.error(str(error))
         sys.exit(130)
     except CogenError as error:

@@ -1,7 +1,7 @@
 """Consoles shared by the CLI commands: results on stdout, progress and errors on stderr.
 
 Both consoles print text as it is (``markup=False``): messages carry paths, ``[lo, hi]`` ranges
-and install hints such as ``pip install 'cogen[dask]'``, which rich's markup would eat or choke
+and install hints such as ``pip install 'cogen-arc[dask]'``, which rich's markup would eat or choke
 on. Styling is done with :class:`rich.text.Text` objects instead.
 """
 

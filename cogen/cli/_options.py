@@ -18,6 +18,8 @@ from typing import Annotated
 
 import typer
 
+from cogen.cli._help import complete_configs, complete_specs
+
 __all__ = ["ConfigOpt", "DataOpt", "packaged_spec_names", "FolderArg", "OutFolderOpt", "SpecOrConfigOpt", "SplitOpt", "number",
            "one_config", "output_file"]
 
@@ -81,8 +83,8 @@ def packaged_spec_names() -> list[str]:
 
 SpecOrConfigOpt = Annotated[str, typer.Option(
     "--config", "-c", help=f"What to build: a spec file, a packaged spec ({', '.join(packaged_spec_names())}) "
-                           "or one config of a packaged spec (e.g. C3-1).")]
-ConfigOpt = Annotated[str, typer.Option("--config", "-c", callback=one_config,
+                           "or one config of a packaged spec (e.g. C3-1).", autocompletion=complete_specs)]
+ConfigOpt = Annotated[str, typer.Option("--config", "-c", callback=one_config, autocompletion=complete_configs,
                                         help="One config of the data, e.g. C3-1.")]
 DataOpt = Annotated[str, typer.Option("--data", "-d",
                                       help="A dataset folder (`cogen build` or `cogen merge` output), or a Hub "

@@ -12,11 +12,14 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import complete_configs, examples
 
 __all__ = ["register"]
 
 app = typer.Typer(help="Train the COGITAO / Compositional-ARC model baselines and tabulate them beside the papers.",
-                  no_args_is_help=True)
+                  no_args_is_help=True,
+                  epilog=examples("cogen baselines models",
+                                  "cogen baselines train --model grid-tf --data cogen-data --config C1-1 --seed 0"))
 
 _DATA = "A `cogen build` folder, or a Hub dataset repo id (owner/name)."
 _SIZE = "paper (the papers' models) or small (a reduced size for CPU smoke runs)."
@@ -27,13 +30,10 @@ def _library(module: str, needs_torch: bool = True):
     """Import ``cogen_baselines.<module>``, with a clear error when PyTorch is missing."""
     import importlib
 
-    from cogen.errors import CogenError
+    from cogen.errors import optional_import
 
     if needs_torch:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            raise CogenError("`cogen baselines` needs PyTorch: pip install 'cogen[baselines]'") from None
+        optional_import("torch", "`cogen baselines`")
     return importlib.import_module(f"cogen_baselines.{module}")
 
 
@@ -81,8 +81,8 @@ def _options(epochs, batch_size, eval_batch_size, size, device, train_samples, t
             "device": device, "train_samples": train_samples, "task_codes": task_codes, "compile": compile_}
 
 
-Epochs = Annotated[int | None, typer.Option(min=1, help="Epochs (default: the paper's; 10, LLaDA 20, MLC 200/300).")]
-BatchSize = Annotated[int | None, typer.Option(min=1, help="Training batch (default: the paper's; 64, PL-TF 32, MLC 200 episodes).")]
+Epochs = Annotated[int | None, typer.Option(min=1, help="Epochs.", show_default="the paper's; 10, LLaDA 20, MLC 200/300")]
+BatchSize = Annotated[int | None, typer.Option(min=1, help="Training batch.", show_default="the paper's; 64, PL-TF 32, MLC 200 episodes")]
 EvalBatch = Annotated[int, typer.Option(min=1, help="Evaluation batch (any size gives the same scores).")]
 Size = Annotated[str, typer.Option(help=_SIZE)]
 Device = Annotated[str, typer.Option(help=_DEVICE)]
@@ -92,13 +92,15 @@ Compile = Annotated[str, typer.Option(help="torch.compile: auto (CUDA only), on 
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")]
 
 
-@app.command("train")
+@app.command("train", epilog=examples("cogen baselines train --model grid-tf --data cogen-data --config C1-1 --seed 0",
+                                      "cogen baselines train -m resnet -d cogen-data -c C1-1 --size small --device cpu"))
 def train(
     model: Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada or mlc.")],
     data: Annotated[str, typer.Option("--data", "-d", help=_DATA)],
-    config: Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.")],
+    config: Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.",
+                                        autocompletion=complete_configs)],
     seed: Annotated[int, typer.Option(help="Seed of the weights, the order and the dropout.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder (default runs/<model>/<config>/seed<seed>).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder.", show_default="runs/<model>/<config>/seed<seed>")] = None,
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
     compile_: Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")] = "auto",
@@ -134,7 +136,7 @@ def _print_summary(summary: dict, folder) -> None:
     _console.out.print(f"run folder: {folder}")
 
 
-@app.command("table")
+@app.command("table", epilog=examples("cogen baselines table runs", "cogen baselines table runs --out table.md"))
 def table(
     runs: Annotated[list[Path], typer.Argument(help="Run folders, or folders holding run folders.")],
     rule: Annotated[str, typer.Option(help="Checkpoint rule: ood_loss (the paper's), id_val or final.")] = "ood_loss",
@@ -150,7 +152,8 @@ def table(
         out.write_text(markdown, encoding="utf-8")
 
 
-@app.command("suite")
+@app.command("suite", epilog=examples("cogen baselines suite --models resnet,vanilla-tf --settings c1 --seeds 0,1 "
+                                      "--data cogen-data --out runs"))
 def suite(
     models: Annotated[str, typer.Option(help="Comma-separated models, e.g. resnet,vanilla-tf.")],
     settings: Annotated[str, typer.Option(help="Comma-separated settings (c1,g3) or configs (C1-1).")],
@@ -180,7 +183,7 @@ def suite(
     typer.echo(markdown, nl=False)
 
 
-@app.command("models")
+@app.command("models", epilog=examples("cogen baselines models"))
 def models() -> None:
     """List the models with their parameter counts (20x20 CompGen shapes) beside the papers' figures."""
     from rich.table import Table

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import complete_transforms, examples
 from cogen.cli._options import SpecOrConfigOpt, number
 from cogen.cli._progress import progress_bar
 
@@ -26,9 +27,11 @@ class ExecutorKind(str, Enum):
 
 def register(app: typer.Typer) -> None:
     """Add the build commands to ``app``."""
-    app.command("build")(build)
-    app.command("verify")(verify)
-    app.command("sample")(sample)
+    app.command("build", epilog=examples("cogen build --config c1 --scale 0.01 --out c1-small",
+                                         "cogen build --config C3-1 --out data/c3 --workers 4"))(build)
+    app.command("verify", epilog=examples("cogen verify cogen-data", "cogen verify cogen-data --full --json",
+                                          "cogen verify cogen-data --regenerate"))(verify)
+    app.command("sample", epilog=examples("cogen sample -t rot90,translate_up --grid 20 --objects 2 --seed 0"))(sample)
 
 
 OutTargetOpt = Annotated[str, typer.Option(
@@ -45,7 +48,7 @@ def build(
     workers: Annotated[int, typer.Option(callback=number("--workers", 1), help="Worker processes (never changes the "
                                          "output; at most the cores available).")] = min(os.cpu_count() or 1, 8),
     executor: Annotated[ExecutorKind, typer.Option(case_sensitive=False, help="local process pool, or a Dask cluster.")] = ExecutorKind.local,
-    dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask (default: a local cluster).")] = None,
+    dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask.", show_default="a local cluster")] = None,
     dask_scheduler_file: Annotated[str | None, typer.Option(help="Scheduler file (dask scheduler --scheduler-file) for --executor dask.")] = None,
     storage_options: Annotated[str | None, typer.Option(help='fsspec options for a URL --out, as JSON, e.g. \'{"endpoint_url": "http://host:9000"}\'.')] = None,
     only: Annotated[str | None, typer.Option(help="Comma-separated configs of the spec to build, e.g. C3-1,C3-2.")] = None,
@@ -141,8 +144,8 @@ def verify(
                                                "fsspec URL (s3://bucket/prefix).")],
     shards: Annotated[int, typer.Option(callback=number("--shards", 0),
                                         help="Shards per config to regenerate for the determinism check.")] = 2,
-    full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row (default: a sample of "
-                                                      "10,000 rows per config).")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row, not a sample of "
+                                                      "10,000 rows per config.")] = False,
     regenerate: Annotated[bool, typer.Option("--regenerate", help="Check everything: also rebuild every shard from "
                                              "the spec and compare every row, id and order, and rebuild the object "
                                              "bank (costs about what the build cost).")] = False,
@@ -185,7 +188,8 @@ def verify(
 
 
 def sample(
-    transforms: Annotated[str, typer.Option("--transforms", "-t", help="Comma-separated sequence, applied in order.")],
+    transforms: Annotated[str, typer.Option("--transforms", "-t", help="Comma-separated sequence, applied in order.",
+                                            autocompletion=complete_transforms)],
     grid: Annotated[str, typer.Option(help="Grid size: N or HxW.")] = "20",
     objects: Annotated[int, typer.Option(min=1, help="Number of objects.")] = 2,
     where: Annotated[str | None, typer.Option(help="Object filter, e.g. 'is_shape_fully_connected, rows<=5, cols<=5'.")] = None,

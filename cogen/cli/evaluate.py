@@ -6,16 +6,45 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from cogen.cli import _console
+from cogen.cli._help import examples
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 from cogen.families import FAMILIES, Family, option_help
 
 __all__ = ["register"]
 
+
+class _EvalGroup(TyperGroup):
+    """``cogen eval``: reads the old ``--json FILE`` (before ``--json`` became the flag that prints JSON on
+    stdout, as on every other command) as ``--json-out FILE``, with a note, for one release."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _old_json_out(args, set(self.commands)))
+
+
+def _old_json_out(args: list[str], commands: set[str]) -> list[str]:
+    """``args`` with ``--json FILE`` / ``--json=FILE`` written as ``--json-out``, saying so once on stderr."""
+    out, renamed = [], False
+    for position, arg in enumerate(args):
+        following = args[position + 1] if position + 1 < len(args) else None
+        if arg == "--json" and following is not None and not following.startswith("-") and following not in commands:
+            arg, renamed = "--json-out", True
+        elif arg.startswith("--json="):
+            arg, renamed = "--json-out=" + arg.removeprefix("--json="), True
+        out.append(arg)
+    if renamed:
+        _console.note("`--json FILE` is now `--json-out FILE` (the old form is read until the next release); "
+                      "`--json` alone prints the metrics as JSON on stdout")
+    return out
+
+
 app = typer.Typer(help="Score predictions against a split of a built dataset ("
                        + ", ".join(record.title for record in FAMILIES.values()) + " configs).",
-                  invoke_without_command=True, no_args_is_help=False)
+                  invoke_without_command=True, no_args_is_help=False, cls=_EvalGroup,
+                  epilog=examples("cogen eval -d cogen-data -c C1-1 -s test_ood -p preds.jsonl --json-out metrics.json",
+                                  "cogen eval baseline -d cogen-data -c C1-1 -s test_ood --kind identity -o preds.jsonl"))
 
 # Options a family takes: each help text is put together from what the families' records say (option_help).
 PredictionsOpt = Annotated[Path, typer.Option("--predictions", "-p", help=option_help("eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction."))]
@@ -26,6 +55,8 @@ SandboxWorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", min=1,
 LowLengthOpt = Annotated[float | None, typer.Option(help=option_help("eval", "low_length"))]
 LowErrorsOpt = Annotated[float | None, typer.Option(help=option_help("eval", "low_errors"))]
 MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help=option_help("eval", "markdown"))]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print every metric as JSON on stdout (for scripts), not the tables.")]
+UnsafeOpt = Annotated[bool, typer.Option("--unsafe-run-untrusted-code", help=option_help("eval", "unsafe"))]
 
 
 @app.callback()
@@ -36,7 +67,8 @@ def evaluate(
     split: SplitOpt = "test_ood",
     predictions: Annotated[Path | None, typer.Option("--predictions", "-p", help=option_help(
         "eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction."))] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write every metric to this JSON file.")] = None,
+    json_output: JsonOpt = False,
+    json_out: Annotated[Path | None, typer.Option("--json-out", help="Also write every metric to this JSON file.")] = None,
     pad: Annotated[str | None, typer.Option(help=option_help("eval", "pad"))] = None,
     stubbornness: Annotated[bool | None, typer.Option("--stubbornness/--no-stubbornness", help=option_help("eval", "stubbornness"), show_default=False)] = None,
     queries: QueriesOpt = None,
@@ -49,8 +81,9 @@ def evaluate(
     explain: Annotated[bool, typer.Option("--explain", help=option_help("eval", "explain"))] = False,
     markdown: MarkdownOpt = None,
     prompts: Annotated[Path | None, typer.Option("--prompts", help="Score only the rows these exported prompts ask about (a --per-experiment sample).")] = None,
+    unsafe: UnsafeOpt = False,
 ) -> None:
-    """Score --predictions against --split of --config; print a table, optionally write --json."""
+    """Score --predictions against --split of --config; print a table (or --json), optionally write --json-out."""
     if ctx.invoked_subcommand is not None:
         return
     if data is None or config is None or predictions is None:
@@ -58,28 +91,27 @@ def evaluate(
     from cogen.eval import evaluate as run_evaluate
 
     if json_out is not None:
-        output_file(json_out, "--json")
+        output_file(json_out, "--json-out")
     if markdown is not None:
         output_file(markdown, "--markdown")
+    _warn_unsafe(unsafe)
     metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
                            pad=_pad(pad), stubbornness=stubbornness, queries=queries, timeout=timeout,
                            memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
-                           explain=explain or None)
+                           explain=explain or None, unsafe=unsafe or None)
     _refuse_unread(metrics)
-    for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
-        _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
     from cogen.eval.counts import valid_counts
 
     metrics["valid_counts"] = valid_counts(metrics)
-    _print(metrics, breakdown)
-    if markdown is not None:
-        _write_markdown(markdown, metrics)
-    if json_out is not None:
-        _write_json(json_out, metrics)
-        _console.out.print(f"metrics written to {json_out}")
+    if not json_output:
+        for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
+            _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
+        _print(metrics, breakdown)
+    _finish(metrics, markdown, json_out, json_output, "metrics")
 
 
-@app.command("baseline")
+@app.command("baseline", epilog=examples("cogen eval baseline -d cogen-data -c C1-1 -s test_ood --kind identity "
+                                         "-o preds.jsonl"))
 def baseline(
     data: DataOpt,
     config: ConfigOpt,
@@ -104,36 +136,44 @@ def _report_command(record: Family):
         data: DataOpt,
         predictions: PredictionsOpt,
         split: Annotated[str, typer.Option("--split", "-s", help="Split of the configs.")] = "test",
-        json_out: Annotated[Path | None, typer.Option("--json", help="Also write the report and every config's metrics to this JSON file.")] = None,
+        json_output: JsonOpt = False,
+        json_out: Annotated[Path | None, typer.Option("--json-out", help="Also write the report and every config's metrics to this JSON file.")] = None,
         markdown: MarkdownOpt = None,
         timeout: TimeoutOpt = None,
         memory_mb: MemoryOpt = None,
         workers: SandboxWorkersOpt = None,
         low_length: LowLengthOpt = None,
         low_errors: LowErrorsOpt = None,
+        unsafe: UnsafeOpt = False,
     ) -> None:
-        for path, name in ((json_out, "--json"), (markdown, "--markdown")):
+        for path, name in ((json_out, "--json-out"), (markdown, "--markdown")):
             if path is not None:
                 output_file(path, name)
+        _warn_unsafe(unsafe)
         options = {"timeout": timeout, "memory_mb": memory_mb, "workers": workers, "low_length": low_length,
-                   "low_errors": low_errors}
+                   "low_errors": low_errors, "unsafe": unsafe or None}
         result = record.load("report")(data, predictions, split,
                                        **{name: value for name, value in options.items() if value is not None})
-        _console.out.print(result["markdown"], markup=False, highlight=False, soft_wrap=True)
-        _console.out.print(f"{sum(m['n'] for m in result['configs'].values())} predictions scored in "
-                           f"{result['seconds']:.2f} s")
-        if markdown is not None:
-            _write_markdown(markdown, result)
-        if json_out is not None:
-            _write_json(json_out, result)
-            _console.out.print(f"report written to {json_out}")
+        if not json_output:
+            _console.out.print(result["markdown"], markup=False, highlight=False, soft_wrap=True)
+            _console.out.print(f"{sum(m['n'] for m in result['configs'].values())} predictions scored in "
+                               f"{result['seconds']:.2f} s")
+        _finish(result, markdown, json_out, json_output, "report")
 
     return report
 
 
 for _record in FAMILIES.values():
     if _record.report:
-        app.command(_record.name, help=_record.report_help)(_report_command(_record))
+        app.command(_record.name, help=_record.report_help, epilog=examples(
+            f"cogen eval {_record.name} -d cogen-data -p replies.jsonl --markdown report.md"))(_report_command(_record))
+
+
+def _warn_unsafe(unsafe: bool) -> None:
+    """A note that untrusted code runs without isolation because the user said so."""
+    if unsafe:
+        _console.note("running untrusted code WITHOUT isolation (--unsafe-run-untrusted-code): "
+                      "it can read and change your files")
 
 
 def _prompted(path: Path) -> set[str]:
@@ -149,14 +189,27 @@ def _prompted(path: Path) -> set[str]:
     return {str(r.get("row", r["id"])) for r in records}
 
 
-def _write_markdown(path: Path, metrics: dict) -> None:
+def _finish(metrics: dict, markdown: Path | None, json_out: Path | None, json_output: bool, what: str) -> None:
+    """Write the Markdown and JSON files asked for, and print the JSON asked for on stdout."""
+    if markdown is not None:
+        _write_markdown(markdown, metrics, quiet=json_output)
+    if json_out is not None:
+        _write_json(json_out, metrics)
+        if not json_output:
+            _console.out.print(f"{what} written to {json_out}")
+    if json_output:
+        _console.print_json(_clean(metrics))
+
+
+def _write_markdown(path: Path, metrics: dict, quiet: bool = False) -> None:
     if "markdown" not in metrics:
         makers = [record.title for record in FAMILIES.values() if record.report]
         raise typer.BadParameter(f"--markdown writes a family's Markdown report; only {', '.join(makers) or 'no'} "
                                  "configs make one")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(metrics["markdown"], encoding="utf-8")
-    _console.out.print(f"Table-1 report written to {path}")
+    if not quiet:
+        _console.out.print(f"Table-1 report written to {path}")
 
 
 def _pad(text: str | None) -> tuple[int, int] | None:
@@ -183,24 +236,27 @@ def _refuse_unread(metrics: dict) -> None:
                         'record per sample, e.g. {"id": ..., "prediction": [[0, 1], [1, 0]]}')
 
 
-def _write_json(path: Path, metrics: dict) -> None:
-    import json
+def _clean(value):
+    """``value`` with every NaN as ``None``: JSON has no NaN."""
     import math
 
-    def clean(value):  # JSON has no NaN: write null
-        if isinstance(value, float) and math.isnan(value):
-            return None
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _write_json(path: Path, metrics: dict) -> None:
+    import json
 
     from cogen.errors import EvalError, os_error_text
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(clean(metrics), indent=2) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(_clean(metrics), indent=2) + "\n", encoding="utf-8")
     except OSError as error:
         raise EvalError(f"cannot write {path}: {os_error_text(error)}") from None
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import complete_configs, examples
 from cogen.cli._options import FolderArg, one_config
 
 
@@ -19,23 +20,23 @@ class VerifyLevel(str, Enum):
 
 def register(app: typer.Typer) -> None:
     """Add the publishing commands to ``app``."""
-    app.command("push")(push)
-    app.command("merge")(merge)
-    app.command("render")(render)
-    app.command("card")(card)
+    app.command("push", epilog=examples("cogen push cogen-data --repo org/benchmark --dry-run"))(push)
+    app.command("merge", epilog=examples("cogen merge out/c1 out/g2 --into hub/benchmark"))(merge)
+    app.command("render", epilog=examples("cogen render cogen-data --config C1-1 --split test_ood -n 8 --out previews"))(render)
+    app.command("card", epilog=examples("cogen card cogen-data --license cc-by-4.0 --no-previews"))(card)
 
 
-PrettyNameOpt = Annotated[str | None, typer.Option("--pretty-name", help="Card title (default: card.yaml, else "
-                                                                       "cogen's).", rich_help_panel="Card")]
-LicenseOpt = Annotated[str | None, typer.Option("--license", help="Licence id for the card, e.g. cc-by-4.0 "
-                                                                  "(default: card.yaml, else apache-2.0).",
+PrettyNameOpt = Annotated[str | None, typer.Option("--pretty-name", help="Card title.",
+                                                    show_default="card.yaml, else cogen's", rich_help_panel="Card")]
+LicenseOpt = Annotated[str | None, typer.Option("--license", help="Licence id for the card, e.g. cc-by-4.0.",
+                                                show_default="card.yaml, else apache-2.0",
                                                 rich_help_panel="Card")]
 TagOpt = Annotated[list[str] | None, typer.Option("--tag", help="Card tag (repeat; replaces the default tags).",
                                                   rich_help_panel="Card")]
 TaskCategoryOpt = Annotated[list[str] | None, typer.Option("--task-category", help="Hub task category (repeat).",
                                                            rich_help_panel="Card")]
-SizeCategoryOpt = Annotated[str | None, typer.Option("--size-category", help="Hub size category, e.g. 10K<n<100K "
-                                                                             "(default: from the row count).",
+SizeCategoryOpt = Annotated[str | None, typer.Option("--size-category", help="Hub size category, e.g. 10K<n<100K.",
+                                                     show_default="from the row count",
                                                      rich_help_panel="Card")]
 PaperOpt = Annotated[list[str] | None, typer.Option("--paper", help="Another paper to link: an arXiv id or a URL "
                                                                     "(repeat).", rich_help_panel="Card")]
@@ -63,7 +64,7 @@ def push(
     folder: FolderArg,
     repo: Annotated[str, typer.Option("--repo", "-r", help="Dataset repo id, owner/name (created if needed).")],
     private: Annotated[bool, typer.Option("--private", help="Create the repo private (if it does not exist).")] = False,
-    token: Annotated[str | None, typer.Option(help="Hub token (default: HF_TOKEN or the saved login).")] = None,
+    token: Annotated[str | None, typer.Option(help="Hub token.", show_default="HF_TOKEN or the saved login")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be uploaded; no network.")] = False,
     verify: Annotated[VerifyLevel, typer.Option("--verify", case_sensitive=False, help="Checks run first (also with "
                                                 "--dry-run), refusing a folder that fails: `default` is `cogen "
@@ -155,11 +156,12 @@ def merge(
 def render(
     folder: FolderArg,
     config: Annotated[str | None, typer.Option("--config", "-c", callback=one_config,
-                                               help="Comma-separated configs of the folder (default: all).")] = None,
-    split: Annotated[str | None, typer.Option(help="Split to draw (default: test_ood, else the last split).")] = None,
+                                               help="Comma-separated configs of the folder.", show_default="all",
+                                               autocompletion=complete_configs)] = None,
+    split: Annotated[str | None, typer.Option(help="Split to draw.", show_default="test_ood, else the last split")] = None,
     n: Annotated[int, typer.Option("-n", min=1, help="Pairs (of each kind) to draw.")] = 8,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the PNG files.")] = Path("previews"),
-    cell: Annotated[int | None, typer.Option(min=1, help="Pixels per grid cell (default: fit ~100 px a grid).")] = None,
+    cell: Annotated[int | None, typer.Option(min=1, help="Pixels per grid cell.", show_default="fit ~100 px a grid")] = None,
 ) -> None:
     """Draw input/output pairs of built data as PNG images with the ARC colours (<config>-<split>.png)."""
     from cogen.card.preview import render_config

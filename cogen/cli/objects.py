@@ -8,11 +8,12 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import examples
 
-BankPathOpt = Annotated[Path | None, typer.Option("--path", help="Bank folder (default: the one shipped with cogen).")]
+BankPathOpt = Annotated[Path | None, typer.Option("--path", help="Bank folder.", show_default="the one shipped with cogen")]
 
 
-def _build(out: Annotated[Path | None, typer.Option("--out", help="Folder to write (default: the shipped objects/).")] = None) -> None:
+def _build(out: Annotated[Path | None, typer.Option("--out", help="Folder to write.", show_default="the shipped objects/")] = None) -> None:
     """Rebuild the bank from scratch (deterministic) and print its counts and checksums."""
     from rich.table import Table
 
@@ -119,9 +120,11 @@ def _show(
 
 def register(app: typer.Typer) -> None:
     """Add the ``objects`` command group to ``app``."""
-    objects = typer.Typer(help="The object bank: build it, count it, check it, look at it.", no_args_is_help=True)
-    objects.command("build")(_build)
-    objects.command("info")(_info)
-    objects.command("verify")(_verify)
-    objects.command("show")(_show)
+    objects = typer.Typer(help="The object bank: build it, count it, check it, look at it.", no_args_is_help=True,
+                          epilog=examples("cogen objects info", "cogen objects show --where 'rows<6, !is_shape_hollow'"))
+    objects.command("build", epilog=examples("cogen objects build --out my-objects"))(_build)
+    objects.command("info", epilog=examples("cogen objects info", "cogen objects info --json"))(_info)
+    objects.command("verify", epilog=examples("cogen objects verify"))(_verify)
+    objects.command("show", epilog=examples("cogen objects show --id 12 --id 40",
+                                            "cogen objects show --where 'rows<6, is_shape_fully_connected' --limit 6"))(_show)
     app.add_typer(objects, name="objects")

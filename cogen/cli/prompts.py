@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import examples
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 from cogen.cli._progress import progress_bar
 from cogen.families import option_help
@@ -15,10 +16,13 @@ from cogen.families import option_help
 __all__ = ["register"]
 
 app = typer.Typer(help="Export LLM prompts for a split; parse the replies into predictions for `cogen eval`.",
-                  no_args_is_help=True)
+                  no_args_is_help=True,
+                  epilog=examples("cogen prompts export -d cogen-data -c C1-1 -s test_ood -o prompts.jsonl",
+                                  "cogen prompts parse -r replies.jsonl -o preds.jsonl"))
 
 
-@app.command("export")
+@app.command("export", epilog=examples("cogen prompts export -d cogen-data -c C1-1 -o prompts.jsonl --selection paper "
+                                       "--per-experiment 10"))
 def export(
     data: DataOpt,
     config: ConfigOpt,
@@ -45,7 +49,7 @@ def export(
     _console.out.print(f"wrote {count} prompts to {out}" + (f"; images in {images}" if images is not None else ""))
 
 
-@app.command("parse")
+@app.command("parse", epilog=examples("cogen prompts parse -r replies.jsonl -o preds.jsonl --marker output:"))
 def parse(
     replies: Annotated[Path, typer.Option("--replies", "-r", help="JSONL of {\"id\": ..., \"reply\": ...} records.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Predictions file to write (.jsonl or .parquet).")],

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import examples
 from cogen.cli._options import SpecOrConfigOpt, SplitOpt
 
 __all__ = ["register"]
@@ -45,4 +46,5 @@ def stream(
 
 def register(app: typer.Typer) -> None:
     """Add ``cogen stream`` to the ``cogen`` app."""
-    app.command("stream")(stream)
+    app.command("stream", epilog=examples("cogen stream --config c1 --experiment C1-1 -n 4",
+                                          "cogen stream --config C1-1 --split test_ood --guard cogen-data"))(stream)

@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from cogen.cli._help import examples
+
 __all__ = ["register"]
 
 
@@ -41,4 +43,4 @@ def transforms(
 
 def register(app: typer.Typer) -> None:
     """Add the ``transforms`` command to the ``cogen`` app."""
-    app.command("transforms")(transforms)
+    app.command("transforms", epilog=examples("cogen transforms", "cogen transforms --markdown"))(transforms)

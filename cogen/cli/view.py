@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from cogen.cli import _console
+from cogen.cli._help import complete_configs, examples
 from cogen.cli._options import one_config
 
 __all__ = ["register", "view"]
@@ -18,11 +19,11 @@ def view(
                                                                       "or a Hub dataset repo id (owner/name).")],
     predictions: Annotated[Path | None, typer.Option("--predictions", "-p", help="A predictions file, as `cogen eval` "
                                                      "scores it: each prediction is drawn beside the truth.")] = None,
-    config: Annotated[str | None, typer.Option("--config", "-c", callback=one_config,
-                                               help="The config to open (with --predictions: the one it answers; "
-                                                    "default: read from its ids).")] = None,
-    split: Annotated[str | None, typer.Option("--split", "-s", help="The split to open (default: the first, or the "
-                                                                    "one the predictions answer).")] = None,
+    config: Annotated[str | None, typer.Option("--config", "-c", callback=one_config, autocompletion=complete_configs,
+                                               help="The config to open (with --predictions: the one it answers).",
+                                               show_default="read from the predictions' ids")] = None,
+    split: Annotated[str | None, typer.Option("--split", "-s", help="The split to open.",
+                                              show_default="the first, or the one the predictions answer")] = None,
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: a free one).")] = 0,
     browser: Annotated[bool, typer.Option("--browser/--no-browser", help="Open the page in the browser.")] = True,
 ) -> None:
@@ -47,4 +48,5 @@ def view(
 
 def register(root: typer.Typer) -> None:
     """Add ``cogen view`` to the ``cogen`` app."""
-    root.command("view")(view)
+    root.command("view", epilog=examples("cogen view cogen-data",
+                                         "cogen view cogen-data -p preds.jsonl -c C1-1 -s test_ood --no-browser"))(view)

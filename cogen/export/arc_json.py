@@ -2,93 +2,113 @@
 
 Each task is one JSON file ``<split>/<task id>.json`` holding ``{"train": [{"input", "output"}, ...],
 "test": [{"input", "output"}, ...]}``, grids as lists of rows of colour ints (true size, no
-padding). How samples become tasks:
+padding). Which rows make a task is the family's: its ``exporter`` module's ``arc_tasks(source,
+split, **options)`` yields :class:`ArcTask` records (one family groups samples of one sequence,
+another writes an episode per task); a family without it has no ARC tasks.
 
-* COGITAO: samples of one split with the same transformation sequence are grouped, in row order,
-  into tasks of ``shots`` demonstration pairs and one test pair (rows left over at the end of a
-  sequence's group, fewer than ``shots + 1``, make no task and are counted in the index);
-* Compositional-ARC: an episode is a task already: its study examples are the demonstrations,
-  its queries the test pairs.
-
-``index.json`` beside the split folders maps every task id to its split, its source row ids
-and (COGITAO) its transformation sequence, so any task can be traced back to the data.
+``index.json`` beside the split folders maps every task id to its split, its source row ids and
+the fields the family adds (such as the transformation sequence), so any task can be traced back
+to the data; ``shots`` is the number of demonstration pairs the tasks have, and
+``rows_in_no_task`` counts, per split, the rows no task uses.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogen.errors import DataError
-from cogen.export import ExportedFile, ExportReport, require_family
+from cogen.export import ExportSource, Written
 
-__all__ = ["cogitao_tasks", "write_arc_json"]
+__all__ = ["ArcTask", "pair", "write_arc_json"]
 
 
-def _pair(grid_in, grid_out) -> dict:
+@dataclass(frozen=True)
+class ArcTask:
+    """One ARC task: its number in its split (tasks may come out of order), its demonstration (``train``)
+    and ``test`` pairs, the ids of the rows it was made of, and fields for its ``index.json`` entry."""
+
+    number: int
+    train: list[dict]
+    test: list[dict]
+    rows: list[str]
+    fields: dict = field(default_factory=dict)
+
+
+def pair(grid_in, grid_out) -> dict:
+    """An ARC pair of two grids given as sequences of rows."""
     return {"input": [list(row) for row in grid_in], "output": [list(row) for row in grid_out]}
 
 
-def cogitao_tasks(rows: list[dict], shots: int) -> list[tuple[list[dict], tuple[str, ...]]]:
-    """Rows grouped by transformation sequence (first appearance order) into runs of ``shots + 1``:
-    each run of rows becomes one task (its sequence beside it)."""
-    groups: dict[tuple[str, ...], list[dict]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row["transformations"]), []).append(row)
-    size = shots + 1
-    return [(members[start:start + size], sequence) for sequence, members in groups.items()
-            for start in range(0, len(members) - size + 1, size)]
+def _takers() -> dict[str, object]:
+    """Family title -> its ``arc_tasks``, for the families whose rows make ARC tasks."""
+    from cogen.families import FAMILIES
+
+    hooks = {f.title: getattr(f.load("exporter"), "arc_tasks", None) for f in FAMILIES.values()}  # None: no exporter
+    return {title: hook for title, hook in hooks.items() if hook is not None}
 
 
-def _write_task(path: Path, train: list[dict], test: list[dict]) -> None:
-    path.write_text(json.dumps({"train": train, "test": test}, separators=(",", ":")) + "\n", encoding="utf-8")
+def describe() -> str:
+    """What makes a task, per family (the first line of each family's ``arc_tasks`` docstring)."""
+    return "; ".join(f"{title}, {hook.__doc__.strip().splitlines()[0].rstrip('.')}" for title, hook in _takers().items())
 
 
-def write_arc_json(data: str | Path, config: str, folder: Path, shots: int = 3) -> ExportReport:
-    """Write every split of ``config`` as ARC task files under ``folder/<split>/`` plus ``index.json``."""
-    from cogen.folder import read_split
-    from cogen.folder.manifest import read_manifests
-    from cogen.folder.splits import is_dataset_folder
+def _hook(source: ExportSource, options: dict):
+    """The family's ``arc_tasks``, after checking that it exists and takes ``options``."""
+    from cogen.families import family
 
-    if shots < 1:
-        raise DataError(f"--shots {shots}: a task needs at least one demonstration pair; give 1 or more")
-    first = None
-    if is_dataset_folder(data):
-        manifest = read_manifests(Path(data).expanduser()).get(config)
-        if manifest is None:
-            raise DataError(f"{data} has no config {config!r}")
-        splits = list(manifest["splits"])
-    else:
-        first = read_split(data, config, "train")
-        manifest, splits = first.manifest, list(first.manifest["splits"])
-    require_family(manifest, ("cogitao", "carc"), "arc-json")
-    index: dict[str, dict] = {}
-    files, leftover = [], {}
-    for split in splits:
-        table = first.table if first is not None and split == "train" else read_split(data, config, split).table
-        rows = table.to_pylist()
-        out = folder / split
-        out.mkdir(parents=True, exist_ok=True)
-        count = 0
-        if manifest.get("family", "cogitao") == "carc":
-            for row in rows:
-                task_id = f"{config}-{split}-{count:06d}"
-                _write_task(out / f"{task_id}.json",
-                            [_pair(i, o) for i, o in zip(row["study_inputs"], row["study_outputs"], strict=True)],
-                            [_pair(i, o) for i, o in zip(row["query_inputs"], row["query_outputs"], strict=True)])
-                index[task_id] = {"split": split, "rows": [row["id"]]}
-                count += 1
-        else:
-            tasks = cogitao_tasks(rows, shots)
-            for members, sequence in tasks:
-                task_id = f"{config}-{split}-{count:06d}"
-                pairs = [_pair(r["input"], r["output"]) for r in members]
-                _write_task(out / f"{task_id}.json", pairs[:-1], pairs[-1:])
-                index[task_id] = {"split": split, "rows": [r["id"] for r in members], "transformations": list(sequence)}
-                count += 1
-            leftover[split] = len(rows) - sum(len(members) for members, _ in tasks)
-        files.append(ExportedFile(out, count))
-    index_path = folder / "index.json"
-    record = {"config": config, "source": str(data), "shots": shots, "rows_in_no_task": leftover, "tasks": index}
-    index_path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    return ExportReport("arc-json", config, folder, [*files, ExportedFile(index_path, len(index))])
+    record = family(source.family)
+    hook = getattr(record.load("exporter"), "arc_tasks", None)  # None when the family has no exporter
+    if hook is None:
+        raise DataError(f"config {source.config} is a {record.title} config; the arc-json format writes "
+                        f"{', '.join(_takers())} configs")
+    accepted = list(inspect.signature(hook).parameters)[2:]
+    for option in options:
+        if option not in accepted:
+            raise DataError(f"--{option} does not apply to the arc-json export of {record.title} configs"
+                            + (f" (it takes {', '.join('--' + a for a in accepted)})" if accepted else ""))
+    return hook
+
+
+def _write_task(path: Path, task: ArcTask) -> None:
+    path.write_text(json.dumps({"train": task.train, "test": task.test}, separators=(",", ":")) + "\n",
+                    encoding="utf-8")
+
+
+def _write_split(source: ExportSource, split: str, tasks: Iterator[ArcTask], folder: Path, written: Written,
+                 demonstrations: set[int]) -> None:
+    """Write one split's tasks under ``folder/split`` and record them in ``written``."""
+    (folder / split).mkdir()
+    entries, used = [], 0
+    for task in tasks:
+        task_id = f"{source.config}-{split}-{task.number:06d}"
+        _write_task(folder / split / f"{task_id}.json", task)
+        written.files[f"{split}/{task_id}.json"] = 1
+        entries.append((task.number, task_id, {"split": split, "rows": task.rows, **task.fields}))
+        used += len(task.rows)
+        demonstrations.add(len(task.train))
+    written.index["tasks"].update((task_id, entry) for _, task_id, entry in sorted(entries))
+    written.index["rows_in_no_task"][split] = source.rows(split) - used
+    written.summary[split] = len(entries)
+
+
+def write_arc_json(source: ExportSource, folder: Path, shots: int | None = None) -> Written:
+    """Write every split of the config as ARC task files under ``folder/<split>/`` (``shots``: demonstration
+    pairs per task, for families that group rows into tasks)."""
+    options = {} if shots is None else {"shots": shots}
+    hook = _hook(source, options)
+    written = Written({}, {}, {"shots": shots, "rows_in_no_task": {}, "tasks": {}})
+    demonstrations: set[int] = set()
+    for split in source.splits:
+        _write_split(source, split, hook(source, split, **options), folder, written, demonstrations)
+    if demonstrations:  # what was written, not what was asked (an episode brings its own study examples)
+        written.index["shots"] = demonstrations.pop() if len(demonstrations) == 1 else \
+            {"min": min(demonstrations), "max": max(demonstrations)}
+    left = {split: rows for split, rows in written.index["rows_in_no_task"].items() if rows}
+    if left:
+        written.notes.append("rows in no task (the last rows of a group, too few for a task): "
+                             + ", ".join(f"{split} {rows}" for split, rows in left.items()))
+    return written

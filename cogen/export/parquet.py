@@ -1,37 +1,42 @@
 """``cogen export --format parquet``: one Parquet file per split, under a column view.
 
-``--columns cogen`` (the default) writes the rows as built; ``--columns cogitao-release`` writes
-them as the official COGITAO release lays them out (:mod:`cogen.io.views`): files
-``train.parquet``, ``val.parquet``, ``test.parquet``, ``val_ood.parquet``, ``test_ood.parquet``
-with ``input``/``output`` as int64 grids and ``transformation_suite``.
+``--columns cogen`` (the default) writes the rows as built; the other views are declared by the
+families (:mod:`cogen.io.views`), such as a family's official release layout (its file names,
+column names and cell types). Rows are converted and written a batch at a time.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cogen.export import ExportedFile, ExportReport, require_family
+from cogen.export import ExportSource, Written
 
-__all__ = ["write_parquet"]
+__all__ = ["PARQUET_BATCH_ROWS", "describe", "write_parquet"]
+
+#: Rows per batch, and so per row group of the written files (int64 views make a batch 8x its int8 size).
+PARQUET_BATCH_ROWS = 2_048
 
 
-def write_parquet(data: str | Path, config: str, folder: Path, columns: str = "cogen") -> ExportReport:
-    """Write every split of ``config`` as ``folder/<split>.parquet`` under the column view ``columns``."""
+def describe() -> str:
+    """The column views ``--columns`` offers."""
+    from cogen.io.views import column_views
+
+    return ", ".join(f"{view.name} ({view.description})" for view in column_views().values())
+
+
+def write_parquet(source: ExportSource, folder: Path, columns: str = "cogen") -> Written:
+    """Write every split as ``folder/<file stem>.parquet`` under the column view ``columns``."""
     import pyarrow.parquet as pq
 
-    from cogen.folder import read_split
-    from cogen.io.views import RELEASE_SPLITS, column_view
+    from cogen.io.views import column_view
 
     view = column_view(columns)
-    first = read_split(data, config, "train")
-    if columns == "cogitao-release":
-        require_family(first.manifest, ("cogitao",), "parquet --columns cogitao-release")
-    folder.mkdir(parents=True, exist_ok=True)
-    files = []
-    for split in first.manifest["splits"]:
-        table = view(first.table if split == "train" else read_split(data, config, split).table)
-        name = RELEASE_SPLITS.get(split, split) if columns == "cogitao-release" else split
-        path = folder / f"{name}.parquet"
-        pq.write_table(table, path)
-        files.append(ExportedFile(path, table.num_rows))
-    return ExportReport("parquet", config, folder, files)
+    view.check_family(source.family, source.config)
+    files = {}
+    for split in source.splits:
+        name = f"{view.file_stem(split)}.parquet"
+        with pq.ParquetWriter(folder / name, view.convert(source.schema(split).empty_table()).schema) as writer:
+            for batch in source.batches(split, rows=PARQUET_BATCH_ROWS):
+                writer.write_batch(view.convert(batch))
+        files[name] = source.rows(split)
+    return Written(files)

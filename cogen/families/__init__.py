@@ -24,6 +24,9 @@ branch on a family's name:
                    endless samples for :class:`cogen.stream.SampleStream` (empty: no streams)
 ``report``         optional: ``report(data, predictions, split, **options) -> dict``, a report over
                    every config the predictions name (``cogen eval <family>``; empty: none)
+``exporter``       optional: a module for ``cogen export`` (:mod:`cogen.export`): ``FORMATS`` (formats
+                   only its configs take), ``COLUMN_VIEWS`` (its ``--columns`` views) and, when its
+                   rows make ARC tasks, ``arc_tasks(source, split, **options) -> Iterator[ArcTask]``
 =================  ====================================================================
 
 Plain fields hold what must be known without importing the family: its ``title`` and
@@ -62,7 +65,7 @@ __all__ = ["DEFAULT_FAMILY", "FAMILIES", "OPTIONAL_ROLES", "ROLES", "Builder", "
 #: Roles every family record names, each resolved by :meth:`Family.load`.
 ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card", "viewer")
 #: Roles a family may leave empty (it has no such thing): :meth:`Family.load` gives None for them.
-OPTIONAL_ROLES = ("stream", "report")
+OPTIONAL_ROLES = ("stream", "report", "exporter")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
 
@@ -173,6 +176,7 @@ class Family:
     stream: str = ""
     report: str = ""
     report_help: str = ""
+    exporter: str = ""
     column_notes: Mapping[str, str] = field(default_factory=dict)
     eval_help: Mapping[str, str] = field(default_factory=dict)
     prompt_help: Mapping[str, str] = field(default_factory=dict)
@@ -220,6 +224,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         card="cogen.families.cogitao.card:CARD",
         viewer="cogen.families.cogitao.view",
         stream="cogen.families.cogitao.stream:stream_source",
+        exporter="cogen.families.cogitao.export",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "input": "input grid, true height x width, colours 0-9 (0 = background)",
@@ -241,17 +246,17 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
             "output_image": "RGB builds (`render:`): the output drawn as an image",
         }),
         eval_help=MappingProxyType({
-            "pad": "fixed HxW of the padded per-pixel accuracy (default: the experiment's largest grid).",
+            "pad": "fixed HxW of the padded per-pixel accuracy; default the experiment's largest grid.",
             "stubbornness": "compute stubbornness (OOD splits of composition experiments; default on).",
         }),
         prompt_help=MappingProxyType({
-            "regime": "task codes, explicit (names) or coded (t1, t2, ...). [default: explicit]",
-            "examples": "in-context examples per prompt (from train). [default: 5]",
-            "seed": "seed of the in-context example draw and of --per-experiment sampling. "
-                    "[default: 0; 42 with --selection paper]",
+            "regime": "task codes, explicit (names) or coded (t1, t2, ...); default explicit.",
+            "examples": "in-context examples per prompt (from train); default 5.",
+            "seed": "seed of the in-context example draw and of --per-experiment sampling; "
+                    "default 0, 42 with --selection paper.",
             "selection": "the paper's selection and sampling of App. C.",
-            "per_experiment": "prompts per config (the paper: 10, seed 42); default every row "
-                              "([default: 10] with --selection paper).",
+            "per_experiment": "prompts per config (the paper: 10, seed 42); default every row, "
+                              "10 with --selection paper.",
         }),
     ),
     "carc": Family(
@@ -266,6 +271,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         prompts="cogen.families.carc.prompts:carc_split_prompts",
         card="cogen.families.carc.card:CARD",
         viewer="cogen.families.carc.view",
+        exporter="cogen.families.carc.export",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "episode": "index of the episode in the generated pool",
@@ -288,11 +294,11 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
             "neighbor_color": "colour of the neighbour indicator",
         }),
         eval_help=MappingProxyType({
-            "queries": "score all queries of each episode, or only the first (the paper's LLM protocol). "
-                       "[default: all]",
+            "queries": "score all queries of each episode, or only the first (the paper's LLM protocol); "
+                       "default all.",
         }),
         prompt_help=MappingProxyType({
-            "queries": "first query of each episode, or all. [default: first]",
+            "queries": "first query of each episode, or all; default first.",
             "selection": "one query per episode.",
             "images": "draw each prompt's study pairs and query into a PNG in this folder (text+image prompts); "
                       "the record names it under 'image'.",
@@ -312,7 +318,8 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         card="cogen.families.programs.card:CARD",
         viewer="cogen.families.programs.view",
         report="cogen.families.programs.evaluate:evaluate_table",
-        report_help="Score program replies against every string-to-grid config their ids name: the paper's Table 1.",
+        report_help="Score program replies against every string-to-grid config their ids name: the paper's Tables 1 "
+                    "and 2. Programs run confined by the kernel (bubblewrap); without it this refuses to run them.",
         column_notes=MappingProxyType({
             **_ID_NOTE,
             "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "
@@ -329,13 +336,15 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
         }),
         eval_help=MappingProxyType({
             "predictions": "program replies (JSONL: id, reply, model, prompt_version).",
-            "timeout": "wall-clock seconds a program may take for all 16 inputs. [default: 2]",
-            "memory_mb": "address space a program may use, in MB. [default: 256]",
-            "workers": "sandbox processes running programs in parallel. [default: one per core]",
-            "low_length": "L(P+) at or below this is low (T1/T3). [default: (L_s + L_z) / 2 = 180]",
-            "low_errors": "E at or below this is low (T1/T2). [default: d / 4 = 4]",
+            "timeout": "CPU seconds a program may use for all 16 inputs; default 2.",
+            "memory_mb": "address space a program may use, in MB; default 256.",
+            "workers": "sandbox processes running programs in parallel; default one per core.",
+            "low_length": "L(P+) at or below this is low (T1/T3); default (L_s + L_z) / 2 = 180.",
+            "low_errors": "E at or below this is low (T1/T2); default d / 4 = 4.",
             "explain": "print each combination and output value counted, with its source line.",
-            "markdown": "also write the Table-1 report (L(P+) / E / C per setting and model) as Markdown.",
+            "markdown": "also write the paper's Tables 1 and 2 (L(P+) | E | C(P) per setting, n_valid) as Markdown.",
+            "unsafe": "run the programs without kernel isolation, where bubblewrap is unavailable: they can then "
+                      "read and change your files. Only for programs you trust.",
         }),
     ),
 })

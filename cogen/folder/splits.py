@@ -17,7 +17,7 @@ from cogen.errors import DataError
 from cogen.families import DEFAULT_FAMILY
 from cogen.folder.layout import MANIFEST_DIR, manifest_path
 
-__all__ = ["SplitData", "is_dataset_folder", "is_repo_id", "read_split"]
+__all__ = ["SplitData", "is_dataset_folder", "is_repo_id", "read_split", "split_files"]
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -59,12 +59,8 @@ def read_split(source: str | Path, config: str | None, split: str,
     ``config`` may be ``None`` when the folder holds exactly one config; ``keep(column)`` limits
     the columns read (all by default).
     """
-    path = Path(source).expanduser()
-    if path.is_dir():
-        return _read_local(path, config, split, keep)
-    if is_repo_id(source) and config is not None:
-        return _read_hub(str(source), config, split, keep)
-    raise DataError(f"{source}: neither a dataset folder nor a Hub repo id (owner/name)")
+    manifest, files, where = split_files(source, config, split)
+    return SplitData(manifest, _read_tables(files, _columns(manifest, keep)), split, where)
 
 
 def _read_manifest(path: Path, config: str) -> dict:
@@ -87,18 +83,18 @@ def _only_config(folder: Path) -> str | None:
     return known[0] if len(known) == 1 else None
 
 
-def _read_local(folder: Path, config: str | None, split: str, keep) -> SplitData:
+def _local_files(folder: Path, config: str | None, split: str | None) -> tuple[dict, list[Path], str]:
     config = config if config is not None else _only_config(folder)
     file = manifest_path(folder, str(config))
     if config is None or not file.is_file():
         known = sorted(p.stem for p in (folder / MANIFEST_DIR).glob("*.json"))
         raise DataError(f"{folder} has no config {config!r}; it has {', '.join(known) or 'no manifests'}")
     manifest = _read_manifest(file, config)
-    files = [folder / name for name in _split_files(manifest, split, str(folder))]
-    return SplitData(manifest, _read_tables(files, _columns(manifest, keep)), split, str(folder))
+    names = [] if split is None else _split_files(manifest, split, str(folder))
+    return manifest, [folder / name for name in names], str(folder)
 
 
-def _read_hub(repo_id: str, config: str, split: str, keep) -> SplitData:
+def _hub_files(repo_id: str, config: str, split: str | None) -> tuple[dict, list[Path], str]:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError
 
@@ -109,8 +105,20 @@ def _read_hub(repo_id: str, config: str, split: str, keep) -> SplitData:
             raise DataError(f"{repo_id}: cannot download {name} ({type(error).__name__}: {error})") from None
 
     manifest = _read_manifest(fetch(f"{MANIFEST_DIR}/{config}.json"), config)
-    files = [fetch(name) for name in _split_files(manifest, split, repo_id)]
-    return SplitData(manifest, _read_tables(files, _columns(manifest, keep)), split, f"hf://datasets/{repo_id}")
+    names = [] if split is None else _split_files(manifest, split, repo_id)
+    return manifest, [fetch(name) for name in names], f"hf://datasets/{repo_id}"
+
+
+def split_files(source: str | Path, config: str | None, split: str | None) -> tuple[dict, list[Path], str]:
+    """The manifest of ``config``, the local Parquet files of its ``split`` (downloaded from the Hub when
+    ``source`` is a repo id; none when ``split`` is ``None``) and where they came from, unread: for readers
+    that stream row groups instead of holding a split in memory (:func:`read_split` reads them whole)."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return _local_files(path, config, split)
+    if is_repo_id(source) and config is not None:
+        return _hub_files(str(source), config, split)
+    raise DataError(f"{source}: neither a dataset folder nor a Hub repo id (owner/name)")
 
 
 def _columns(manifest: dict, keep) -> list[str] | None:

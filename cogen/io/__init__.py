@@ -10,16 +10,16 @@ when :class:`Collate` makes tensors.
 * :class:`Collate`      ``collate_fn`` for ``torch.utils.data.DataLoader`` over ``datasets`` rows (slower)
 * :func:`load_split`    a split as a ``datasets.Dataset`` from any of the sources above
 * :func:`visual_tokens` padded grids -> canvases with border and end-of-row tokens (15 classes)
-* :func:`load_configs`  every config of a build folder or Hub repo in one call
-* :func:`cogitao_release_view`  a COGITAO table under the official release's column names
+* :func:`load_configs`  every config of a build folder or Hub repo in one call, under a column view
+* :func:`column_view`   a layout of a split (:mod:`cogen.io.views`): another tool's column and split names
 """
 
 from cogen.io.arrays import DEPTH, PAD_VALUE, pad_grids, split_arrays, table_arrays, task_tokens
 from cogen.io.collate import Collate
 from cogen.io.source import load_configs, load_split, split_table
 from cogen.io.torch_data import GridDataset
-from cogen.io.views import cogitao_release_view
+from cogen.io.views import ColumnView, column_view
 from cogen.io.visual import VISUAL_CLASSES, visual_tokens
 
-__all__ = ["DEPTH", "PAD_VALUE", "VISUAL_CLASSES", "Collate", "GridDataset", "cogitao_release_view", "load_configs",
+__all__ = ["DEPTH", "PAD_VALUE", "VISUAL_CLASSES", "Collate", "ColumnView", "GridDataset", "column_view", "load_configs",
            "load_split", "pad_grids", "split_arrays", "split_table", "table_arrays", "task_tokens", "visual_tokens"]

@@ -4,7 +4,7 @@ Grids are stored at their true size; models want one fixed shape. :func:`split_a
 every grid column of a split to a common ``H x W`` (chosen, or the largest grid) with a pad value
 that cannot be mistaken for a colour, and keeps each grid's true shape beside it. The
 transformation sequence becomes a row of token ids from the registry, padded to ``depth`` with
-the identity token 0 (the COGITAO paper's models take depth-4 task codes).
+the identity token 0 (the papers' models take depth-4 task codes).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _tokens_or_none(column, depth: int | None, required: bool | None) -> np.ndar
     except UnknownNameError:
         if required:
             raise
-        return None  # not COGITAO transformation names (e.g. Compositional-ARC's grammar)
+        return None  # not the engine's transformation names (another family's grammar)
 
 
 def table_arrays(table, *, size=None, pad_value: int = PAD_VALUE, depth: int | None = DEPTH,

@@ -28,11 +28,9 @@ def _plain(value):
 
 
 def _to_tensors(batch: dict) -> dict:
-    try:
-        import torch
-    except ImportError:
-        raise DataError("Collate(tensors=True) needs PyTorch: pip install torch, "
-                        "or pass tensors=False for NumPy arrays") from None
+    from cogen.errors import optional_import
+
+    torch = optional_import("torch", "Collate(tensors=True) (tensors=False gives NumPy arrays without it)")
     # writable arrays: torch.from_numpy warns on read-only memory (Arrow buffers)
     return {name: torch.from_numpy(np.require(value, requirements=["W"])) if isinstance(value, np.ndarray) else value
             for name, value in batch.items()}

@@ -32,7 +32,7 @@ def load_split(source, config: str | None = None, split: str = "train"):
     """One split as a ``datasets.Dataset``.
 
     ``source`` is a ``Dataset`` (returned as is), a ``DatasetDict``, a local folder (a build
-    folder or any folder ``load_dataset`` reads) or a Hub repo id such as ``"org/cogitao"``.
+    folder or any folder ``load_dataset`` reads) or a Hub repo id such as ``"org/benchmark"``.
     """
     if _is_dataset(source) or isinstance(source, Mapping):
         return _pick_split(source, split)
@@ -62,12 +62,13 @@ def load_configs(source, configs: list[str] | None = None, split: str | None = N
     """Every config of a build folder or Hub repo in one call: config -> ``DatasetDict`` (or the
     ``Dataset`` of ``split`` when given), in the card's order.
 
-    ``configs`` limits the configs; ``columns="cogitao-release"`` renames the columns to the
-    official COGITAO release's (:mod:`cogen.io.views`).
+    ``configs`` limits the configs; ``columns`` names a column view (:mod:`cogen.io.views`), such as a
+    family's official release layout (its column names and int64 grids), converted a batch at a time
+    into the ``datasets`` cache (peak memory stays that of the plain load).
     """
     import datasets
 
-    from cogen.io.views import column_view
+    from cogen.io.views import AS_BUILT, column_view
 
     view = column_view(columns)
     if configs is None:
@@ -80,8 +81,8 @@ def load_configs(source, configs: list[str] | None = None, split: str | None = N
     loaded = {}
     for name in configs:
         data = datasets.load_dataset(str(source), name, split=split)
-        if columns != "cogen":
-            convert = (lambda d: datasets.Dataset(view(d.data.table)))
-            data = convert(data) if split is not None else datasets.DatasetDict({k: convert(v) for k, v in data.items()})
+        if view is not AS_BUILT:
+            data = view.convert_dataset(data) if split is not None else \
+                datasets.DatasetDict({key: view.convert_dataset(value) for key, value in data.items()})
         loaded[name] = data
     return loaded

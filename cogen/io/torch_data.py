@@ -1,7 +1,7 @@
 """The fast way to train with PyTorch: a split held as padded tensors, fetched a batch at a time.
 
 >>> from cogen.io import GridDataset                                         # doctest: +SKIP
->>> data = GridDataset("org/cogitao", "C3-1", split="train", size=30)       # doctest: +SKIP
+>>> data = GridDataset("org/benchmark", "C3-1", split="train", size=30)       # doctest: +SKIP
 >>> for batch in data.loader(batch_size=64, shuffle=True, seed=0): ...      # doctest: +SKIP
 >>> batch["input"].dtype, batch["input"].shape                             # doctest: +SKIP
 (torch.int8, torch.Size([64, 30, 30]))
@@ -26,11 +26,9 @@ __all__ = ["GridDataset"]
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise DataError("GridDataset needs PyTorch: pip install torch (or use cogen.io.split_arrays for NumPy)") from None
-    return torch
+    from cogen.errors import optional_import
+
+    return optional_import("torch", "GridDataset (cogen.io.split_arrays gives NumPy arrays without it)")
 
 
 class GridDataset:

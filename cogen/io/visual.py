@@ -1,6 +1,6 @@
 """Visual tokens: padded grids drawn on a canvas that shows where each grid ends.
 
-The COGITAO paper's Grid-TF, PL-TF and LLaDA read a grid as an ``(H+2) x (W+2)`` canvas of 15
+The papers' Grid-TF, PL-TF and LLaDA read a grid as an ``(H+2) x (W+2)`` canvas of 15
 token classes instead of the plain ``H x W`` padding of :func:`cogen.io.split_arrays` (11
 classes): colours 0-9, then
 

@@ -246,10 +246,10 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
 
 
 def _dask_executor(workers: int, address: str | None, scheduler_file: str | None, client):
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise BuildError("the dask executor needs the `dask` extra: pip install 'cogen[dask]'") from None
+    from cogen.errors import optional_import
+
+    distributed = optional_import("dask.distributed", "the dask executor")
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
     if client is not None:  # the caller's client: used, never closed
         check_worker_versions(client)
         yield client.get_executor(pure=False)
@@ -297,4 +297,4 @@ def check_worker_versions(client) -> None:
     if problems:
         raise BuildError("the Dask workers do not run the driver's libraries, and a shard's bytes depend on them: "
                          + "; ".join(problems) + ". Install the same versions on every worker (e.g. one container "
-                         "image or `pip install cogen==<version>` with the same lock file), then build again")
+                         "image or `pip install cogen-arc==<version>` with the same lock file), then build again")

@@ -34,6 +34,10 @@ def _filesystem(url: str, storage_options: dict | None):
         import fsspec
     except ImportError:
         raise BuildError(f"writing to {url} needs fsspec: pip install fsspec") from None
+    if url.startswith("s3://"):
+        from cogen.errors import optional_import
+
+        optional_import("s3fs", f"{url}")
     try:
         fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
     except (ImportError, ValueError) as error:

@@ -3,30 +3,37 @@
 A program P is read as a hypothetical mapping table P⁺; ``L(P⁺) = Σn_z + Σm_z``. The rules
 (spec programs.md §B.2 and decision 2), all applied to the syntax tree, so comments never count:
 
-* **Input value.** A string constant made only of the letters A-H; each of its characters is
-  one value of one input component (A/B: component 0, C/D: 1, E/F: 2, G/H: 3), so ``"ACEG"``
-  holds 4 values.
-* **Output value.** Each ``.`` or ``*`` inside a string constant (``".*.*\\n"`` holds 4).
+* **Input and output values**: as :mod:`cogen.programs.values` defines them (a word of the letters
+  A-H; each ``.``/``*``, a 0/1 grid string, the cells of a grid display; bits of an encoded dict key).
   Bare string statements (docstrings) write nothing and are skipped.
 * **Combinations** (Σn_z): sets of input values that together determine output, of three kinds:
 
   1. the key of each entry of a dict display (an explicit mapping table);
-  2. the values on one statement (a "row") that writes output values;
+  2. the values on one *row* that writes output values: a statement, or, inside it, each element
+     of a list, tuple or set display of which two or more elements write output values (a table
+     of (input, grid) pairs), and each A-H word of a string that also writes output values (pairs
+     pasted as text);
   3. the values on the root-to-leaf path of nested ``if``/``elif``/``else`` (and ``match``)
-     statements, joined to the values of the statement that writes output under them.
+     statements, joined to the values of the row that writes output under them.
 
   An ``elif`` starts a new branch of its chain (its path holds its own test, not the earlier
   ones); ``else`` (and a wildcard ``case``) holds one *hypothetical* value per component tested
   anywhere in the chain, ``(component, frozenset of the values tested)``, so two chains that test
   the same values share their ``else`` combination. A conditional expression ``a if c else b``
-  is an ``if``/``else`` inside its statement.
+  is an ``if``/``else`` inside its row.
 * **Variables** carry the input values of every right-hand side assigned to them (flow- and
-  scope-insensitive, to a fixed point); a use of a variable contributes its values. Values
-  inside dict displays are counted by rule 1 and do not flow into variables.
+  scope-insensitive, to a fixed point over the strongly connected parts of the assignment graph);
+  a use of a variable contributes its values. Values inside dict displays are counted by rule 1
+  and do not flow into variables.
 * Combinations are deduplicated as sets; Σn_z is the total size of the distinct ones.
 * **Σm_z** is the number of output values written, per occurrence (no dedup). In a dict display
   every *atomic unit* of an entry's value counts one: each non-blank character of a string, each
   number or boolean, a coordinate (a tuple or list of two integers) as one.
+
+Untrusted programs get bounded work: longer than :data:`MAX_SOURCE` characters is ``too long``, and
+an analysis that visits more than :data:`MAX_STEPS` nodes stops as ``too complex`` (a count, not a
+clock, so the result never depends on the machine). :func:`analyze` also names the program's entry
+point (:func:`cogen.programs.entry.entry_point`).
 """
 
 from __future__ import annotations
@@ -34,15 +41,17 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_SOURCE", "Analysis", "Combination", "Output", "analyze", "value_text"]
+from cogen.programs.values import grid_cells, is_int, key_units, letters, output_count, token_text, words
+from cogen.programs.variables import variables as _variables
 
-#: Longest program analysed (characters); longer ones are refused as a syntax error would be.
-MAX_SOURCE = 1_000_000
-_LETTERS = "ABCDEFGH"
+__all__ = ["MAX_SOURCE", "MAX_STEPS", "Analysis", "Combination", "Output", "analyze", "value_text"]
 
-# A value token: (component, letter) for a real input value; (component, frozenset) for the
-# hypothetical value of an ``else``.
-Token = tuple
+#: Longest program analysed (characters): as :data:`cogen.programs.code.MAX_PROGRAM`.
+MAX_SOURCE = 100_000
+#: Most syntax-tree nodes the analysis may visit (honest programs visit a few thousand).
+MAX_STEPS = 2_000_000
+
+value_text = token_text
 
 
 @dataclass(frozen=True)
@@ -70,11 +79,15 @@ class Output:
 
 @dataclass(frozen=True)
 class Analysis:
-    """What the static analysis found in a program (``error`` is set when it cannot be parsed)."""
+    """What the static analysis found in a program (``error`` is set when it was not analysed: a
+    syntax error, ``too long``, ``too complex``). ``entry`` and ``mode`` say what the sandbox runs:
+    the function ``entry`` (``call``) or the module, once per input (``script``)."""
 
     combinations: tuple[Combination, ...] = ()
     outputs: tuple[Output, ...] = ()
     error: str | None = None
+    entry: str | None = None
+    mode: str = "call"
 
     @property
     def sum_n(self) -> int:
@@ -92,15 +105,14 @@ class Analysis:
         return self.sum_n + self.sum_m
 
 
-def value_text(token: Token) -> str:
-    """A value as ``explain`` prints it: ``A``, or ``else@2{C,D}`` (position 2, values C and D tested)."""
-    component, value = token
-    return value if isinstance(value, str) else f"else@{component + 1}{{{','.join(sorted(value))}}}"
+class TooComplex(Exception):
+    """The analysis visited more than :data:`MAX_STEPS` nodes."""
 
 
 _NONE: frozenset = frozenset()
 # Leaves that hold no value and that every walk would otherwise visit (Load(), Add(), Eq(), ...).
 _SILENT = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)
+_DISPLAYS = (ast.List, ast.Tuple, ast.Set)
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
@@ -115,115 +127,72 @@ def _children(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _walk(node: ast.AST, stop: tuple = ()):
-    """Every node under ``node`` (itself included), not entering the types in ``stop`` below it."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(c for c in _children(current) if not isinstance(c, stop))
+class _Steps:
+    """A count of visited nodes shared by every walk of one analysis (and each node's children, found once)."""
+
+    def __init__(self, limit: int = MAX_STEPS):
+        self.left = limit
+        self.known: dict[ast.AST, list[ast.AST]] = {}
+
+    def children(self, node: ast.AST) -> list[ast.AST]:
+        found = self.known.get(node)
+        if found is None:
+            found = self.known[node] = _children(node)
+        return found
+
+    def spend(self, steps: int = 1) -> None:
+        self.left -= steps
+        if self.left < 0:
+            raise TooComplex
+
+    def walk(self, node: ast.AST, stop: tuple = ()):
+        """Every node under ``node`` (itself included), not entering the types in ``stop`` below it."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            self.spend()
+            yield current
+            children = self.children(current)
+            stack.extend(c for c in children if not isinstance(c, stop)) if stop else stack.extend(children)
 
 
-def _letters(node: ast.AST) -> frozenset:
-    if type(node) is ast.Constant and type(node.value) is str and node.value and \
-            all(c in _LETTERS for c in node.value):
-        return frozenset(((ord(c) - 65) // 2, c) for c in node.value)
-    return _NONE
+def _writes(node: ast.AST, steps: _Steps) -> bool:
+    """Whether an expression writes output values (outside its dict displays)."""
+    return any(output_count(n) or grid_cells(n) for n in steps.walk(node, stop=(ast.Dict,)))
 
 
-def _output_chars(node: ast.AST) -> int:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value.count(".") + node.value.count("*")
-    return 0
-
-
-def _is_int(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int or \
-        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _is_int(node.operand)
-
-
-# ---------------------------------------------------------------- variables
-def _assignments(tree: ast.AST):
-    """``(target names, value)`` of every binding in the program."""
-    for node in _walk(tree):
-        if isinstance(node, ast.Assign):
-            yield [n for t in node.targets for n in _bound_names(t)], node.value
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-            yield _bound_names(node.target), node.value
-        elif isinstance(node, ast.NamedExpr):
-            yield _bound_names(node.target), node.value
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            yield _bound_names(node.target), node.iter
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            yield _bound_names(node.optional_vars), node.context_expr
-
-
-def _bound_names(target: ast.AST) -> list[str]:
-    """Names a target binds (the base name of ``a[i]`` or ``a.b`` too)."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in target.elts for n in _bound_names(e)]
-    if isinstance(target, ast.Starred):
-        return _bound_names(target.value)
-    if isinstance(target, (ast.Subscript, ast.Attribute)):
-        return _bound_names(target.value)
-    return []
-
-
-def _reads(node: ast.AST) -> tuple[set, set]:
-    """Input values written in an expression and the names it reads, outside dict displays."""
-    letters: set = set()
-    names: set = set()
-    if isinstance(node, ast.Dict):
-        return letters, names
-    for current in _walk(node, stop=(ast.Dict,)):
-        letters |= _letters(current)
-        if type(current) is ast.Name:
-            names.add(current.id)
-    return letters, names
-
-
-def _variables(tree: ast.AST) -> dict[str, set]:
-    """Every variable's input values, to a fixed point (a worklist: a variable's set grows at most
-    eight times, once per letter, so this is linear in the program)."""
-    bindings = [(targets, *_reads(value)) for targets, value in _assignments(tree)]
-    variables: dict[str, set] = {}
-    readers: dict[str, list[int]] = {}
-    for k, (_, _, names) in enumerate(bindings):
-        for name in names:
-            readers.setdefault(name, []).append(k)
-    pending = list(range(len(bindings)))
-    while pending:
-        targets, letters, names = bindings[pending.pop()]
-        values = letters.union(*(variables.get(name, ()) for name in names))
-        for target in targets:
-            known = variables.setdefault(target, set())
-            if not values <= known:
-                known |= values
-                pending.extend(readers.get(target, ()))
-    return variables
+def _table(node: ast.AST, steps: _Steps) -> bool:
+    """A list, tuple or set display of which two or more elements write output values: a table of rows."""
+    if not isinstance(node, _DISPLAYS) or len(node.elts) < 2 or grid_cells(node) is not None:
+        return False
+    writing = 0
+    for element in node.elts:
+        writing += _writes(element, steps)
+        if writing >= 2:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- the walk
 @dataclass
 class _Walker:
-    variables: dict[str, set]
+    variables: dict[str, frozenset]
+    steps: _Steps
     lines: list[bytes] = field(default_factory=list)
     combinations: list[tuple[int, frozenset]] = field(default_factory=list)
     outputs: list[Output] = field(default_factory=list)
 
     def text(self, node: ast.AST) -> str:
         """The source of ``node`` on one line, shortened to 60 characters."""
-        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        first, last = node.lineno - 1, min((node.end_lineno or node.lineno) - 1, node.lineno + 20)
         parts = self.lines[first: last + 1]
         if not parts:
             return ""
         if len(parts) == 1:
             parts = [parts[0][node.col_offset: node.end_col_offset]]
         else:
-            parts = [parts[0][node.col_offset:], *parts[1:-1], parts[-1][: node.end_col_offset]]
-        segment = " ".join(b" ".join(parts).decode("utf-8", "replace").split())
+            parts = [parts[0][node.col_offset:], *parts[1:]]
+        segment = " ".join(b" ".join(p[:200] for p in parts).decode("utf-8", "replace").split())
         return segment if len(segment) <= 60 else segment[:57] + "..."
 
     def combine(self, line: int, values: set) -> None:
@@ -303,7 +272,7 @@ class _Walker:
         tested: set = set()
         cases = []
         for case in node.cases:
-            values = {v for n in _walk(case.pattern) for v in _letters(n)}
+            values = {v for n in self.steps.walk(case.pattern) for v in letters(n)}
             if case.guard is not None:
                 values |= self.values(case.guard)
             tested |= values
@@ -316,7 +285,7 @@ class _Walker:
     def hypothetical(tested: set) -> frozenset:
         components: dict[int, set] = {}
         for component, value in tested:
-            if isinstance(value, str):
+            if isinstance(value, str) and not value.startswith("="):
                 components.setdefault(component, set()).add(value)
         return frozenset((c, frozenset(v)) for c, v in components.items())
 
@@ -324,34 +293,47 @@ class _Walker:
     def values(self, node: ast.AST) -> set:
         """Input values of an expression, variables included (dict displays and conditional arms too)."""
         found: set = set()
-        for current in _walk(node):
-            found |= _letters(current)
+        for current in self.steps.walk(node):
+            found |= letters(current)
             if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
-                found |= self.variables.get(current.id, set())
+                found |= self.variables.get(current.id, _NONE)
         return found
 
     def line(self, node: ast.AST, guard: frozenset) -> None:
         """A statement (or header expression) as one row: its own values and outputs, then the dict
-        displays and conditional expressions inside it, each with the row's values on its path."""
+        displays, tables and conditional expressions inside it, each with the row's values on its path."""
         line, statement = getattr(node, "lineno", 0), node
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             if node.value is None:
                 return
             node = node.value  # the assignment target never counts: its values come from this very row
+        self.row(node, guard, line, statement)
+
+    def row(self, node: ast.AST, guard: frozenset, line: int, shown: ast.AST) -> None:
         values, count, nested = self.scan(node)
         if count:
             self.combine(line, guard | values)
-            self.output(line, statement, count)
+            self.output(line, shown, count)
         for inner in nested:
-            if isinstance(inner, ast.Dict):
-                self.mapping(inner, guard | values)
-            else:
-                self.conditional(inner, guard | values)
+            self.inner(inner, guard | values, line)
+
+    def inner(self, node: ast.AST, path: frozenset, line: int) -> None:
+        """A dict display, conditional expression, text table or table display inside a row."""
+        if isinstance(node, ast.Dict):
+            self.mapping(node, path)
+        elif isinstance(node, ast.IfExp):
+            self.conditional(node, path)
+        elif isinstance(node, ast.Constant):
+            for word in words(node):  # pairs pasted as text: each word is an entry of the table
+                self.combine(node.lineno, path | word)
+        else:
+            for element in node.elts:  # a table display: each element is a row
+                self.row(element, path, getattr(element, "lineno", line), element)
 
     def scan(self, node: ast.AST) -> tuple[set, int, list[ast.AST]]:
-        """Values and output count of ``node`` outside its dict displays and conditional expressions,
-        and those (outermost) displays and expressions."""
-        if isinstance(node, (ast.Dict, ast.IfExp)):
+        """Values and output count of ``node`` outside its dict displays, tables, text tables and
+        conditional expressions, and those (outermost) nodes."""
+        if isinstance(node, (ast.Dict, ast.IfExp)) or _table(node, self.steps):
             return set(), 0, [node]
         values: set = set()
         count = 0
@@ -359,15 +341,24 @@ class _Walker:
         stack = [node]
         while stack:
             current = stack.pop()
-            if current is not node and isinstance(current, (ast.Dict, ast.IfExp)):
+            self.steps.spend()
+            if current is not node and (isinstance(current, (ast.Dict, ast.IfExp)) or _table(current, self.steps)):
                 nested.append(current)
                 continue
+            cells = grid_cells(current)
+            if cells is not None:
+                count += cells
+                continue
             if type(current) is ast.Constant:
-                values |= _letters(current)
-                count += _output_chars(current)
+                found, written = words(current), output_count(current)
+                count += written
+                if written and len(found) > 1:
+                    nested.append(current)
+                else:
+                    values.update(*found)
             elif type(current) is ast.Name and type(current.ctx) is ast.Load:
                 values |= self.variables.get(current.id, _NONE)
-            stack.extend(_children(current))
+            stack.extend(self.steps.children(current))
         return values, count, sorted(nested, key=lambda n: (n.lineno, n.col_offset))
 
     def conditional(self, node: ast.IfExp, guard: frozenset) -> None:
@@ -385,18 +376,18 @@ class _Walker:
         """A dict display: one combination per entry (its key's values on the path), and the atomic
         units of each value as output values."""
         for key, value in zip(node.keys, node.values, strict=True):
-            path = guard | (self.values(key) if key is not None else set())
+            keys = set() if key is None else (self.values(key) or set(key_units(key)))
+            path = guard | keys
             if isinstance(value, ast.Dict):
                 self.mapping(value, path)
                 continue
             line = getattr(key, "lineno", None) or value.lineno
             units = self.units(value)
             if units is None:  # not a display of constants: read it as a row of its own
-                inner_values, count, nested = self.scan(value)
-                units = count
+                inner_values, units, nested = self.scan(value)
                 path = path | inner_values
                 for inner in nested:
-                    (self.mapping if isinstance(inner, ast.Dict) else self.conditional)(inner, path)
+                    self.inner(inner, path, line)
             self.combine(line, path)
             if units:
                 self.outputs.append(Output(line, self.text(value) if key is None else
@@ -404,33 +395,41 @@ class _Walker:
 
     def units(self, node: ast.AST) -> int | None:
         """Atomic units of a dict value made of constants (None when it is any other expression)."""
+        self.steps.spend()
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
                 return len("".join(node.value.split()))
             return 0 if node.value is None else 1
-        if _is_int(node):
+        if is_int(node):
             return 1
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            if len(node.elts) == 2 and all(_is_int(e) for e in node.elts):
+        if isinstance(node, _DISPLAYS):
+            if len(node.elts) == 2 and all(is_int(e) for e in node.elts):
                 return 1  # a coordinate names one grid point
             parts = [self.units(e) for e in node.elts]
             return None if any(p is None for p in parts) else sum(parts)
         return None
 
 
-def analyze(source: str) -> Analysis:
-    """The combinations, output values and L(P⁺) of a program's source (see the module docstring)."""
+def analyze(source: str, function: str = "f") -> Analysis:
+    """The combinations, output values and L(P⁺) of a program's source (see the module docstring),
+    and its entry point (``function`` is the one the prompt asks for)."""
+    from cogen.programs.entry import entry_point
+
     if not isinstance(source, str):
         return Analysis(error="no program")
     if len(source) > MAX_SOURCE:
-        return Analysis(error=f"program longer than {MAX_SOURCE:,} characters")
+        return Analysis(error=f"too long: a program of {len(source):,} characters (at most {MAX_SOURCE:,})")
     try:
         source = source.replace("\r\n", "\n").replace("\r", "\n")
         tree = ast.parse(source)
-        walker = _Walker(_variables(tree), source.encode("utf-8").split(b"\n"))
+        steps = _Steps()
+        walker = _Walker(_variables(tree, steps.walk), steps, source.encode("utf-8").split(b"\n"))
         walker.block(tree.body, frozenset())
+        entry, mode = entry_point(tree, function, source)
     except SyntaxError as error:
         return Analysis(error=f"syntax error, line {error.lineno}: {error.msg}")
+    except TooComplex:
+        return Analysis(error=f"too complex: the analysis stopped after {MAX_STEPS:,} steps")
     except (ValueError, RecursionError, MemoryError) as error:
         return Analysis(error=f"cannot parse the program ({type(error).__name__})")
     seen: set = set()
@@ -438,4 +437,4 @@ def analyze(source: str) -> Analysis:
     for line, values in walker.combinations:
         combinations.append(Combination(line, values, values not in seen))
         seen.add(values)
-    return Analysis(tuple(combinations), tuple(walker.outputs))
+    return Analysis(tuple(combinations), tuple(walker.outputs), entry=entry, mode=mode)

@@ -1,167 +1,287 @@
-"""E of a program: run it on the 16 inputs in a separate process with a time and a memory limit.
+"""E of a program: run it on the 16 inputs in a confined process with CPU, memory and file limits.
 
-A :class:`Sandbox` starts ``workers`` fork servers (:mod:`cogen.programs._sandbox_child`, run as
-``python -I -S`` with an almost empty environment and a private empty working folder). Each
-program runs in a fresh child forked from a server, so one program never sees another, and the
-scorer's own process never runs model code. The child has hard resource limits (address space,
-CPU time, no file growth, no new processes) and an audit hook that refuses sockets, processes,
-signals, file writes, deletions and ``ctypes``; the server kills its process group when the
-wall-clock ``timeout`` passes. Whatever a program does — loop, allocate, crash, print, exit,
-return the wrong thing — the sandbox answers a :class:`RunResult`, with a reason for every input
-that has no well-formed output.
+A :class:`Sandbox` starts ``workers`` fork servers (:mod:`cogen.programs._sandbox_child`), each
+confined by the kernel as :mod:`cogen.programs.isolation` chooses (bubblewrap namespaces, a
+read-only view of the Python installation, no network, no ``/proc``), or unconfined when the user
+opts out. A server never runs model code itself: each program runs in a **fresh child** forked from
+it, which cannot touch the server (the server is non-dumpable, and the seccomp filter of
+:mod:`cogen.programs.seccomp` refuses signals, ``ptrace``, new processes and sockets in the child).
+
+The limits count **CPU time** (``timeout`` seconds for all 16 inputs, from the child's own CPU clock),
+so a busy machine does not turn a pass into a timeout; a wall-clock limit of
+``WALL_FACTOR x timeout + WALL_EXTRA`` seconds only ends a program that sleeps. Whatever a
+program does (loop, allocate, crash, print, exit, attack), the sandbox answers a :class:`RunResult`
+with a reason for every input that has no well-formed output, and the server's answers are checked
+by :mod:`cogen.programs.protocol` (a nonce per job, types and sizes): a worker that answers anything
+else is ended, that one job is a ``sandbox failure``, and a fresh worker takes the next.
 
 Accepted outputs (decision 2): a string of 4 lines of 4 ``.``/``*`` characters, a list of 4 such
-strings, or a 4x4 list of one-character strings. Programs get the standard library only.
+strings, or a 4x4 list of one-character strings, returned or, when the function returns nothing,
+printed. The program's function is chosen by :func:`cogen.programs.entry.entry_point`; a script that
+reads ``input()`` is run once per input.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import select
+import signal
 import subprocess
-import sys
 import tempfile
-import threading
+import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from cogen.errors import EvalError
 from cogen.programs.functions import INPUTS
+from cogen.programs.isolation import Isolation, IsolationUnavailable, choose, python_paths, scratch_folder
+from cogen.programs.protocol import MAX_ANSWER, RunResult, check_answer, check_hello, job
 
-__all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_TIMEOUT", "RunResult", "Sandbox", "run_programs"]
+__all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_TIMEOUT", "WALL_EXTRA", "WALL_FACTOR", "RunResult", "Sandbox",
+           "isolation_problem", "run_programs"]
 
-#: Wall-clock seconds a program may take for all 16 inputs.
+#: CPU seconds a program may use for all 16 inputs.
 DEFAULT_TIMEOUT = 2.0
 #: Address space a program may use.
 DEFAULT_MEMORY_MB = 256
-#: Extra seconds the scorer waits for a server beyond the program's own deadline.
-_GRACE = 10.0
+#: The wall-clock safety net: ``WALL_FACTOR * timeout + WALL_EXTRA`` seconds.
+WALL_FACTOR, WALL_EXTRA = 5.0, 5.0
+#: Seconds the scorer waits for an answer beyond the wall-clock limit, and for a server to start.
+_GRACE, _STARTUP = 10.0, 60.0
 _CHILD = Path(__file__).with_name("_sandbox_child.py")
+#: The environment of every server (nothing of the scorer's: no token, no home).
+_ENVIRONMENT = {"LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PATH": "/nonexistent"}
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """A program's outputs on the inputs: 16 cells (row-major ``.``/``*``) or None with a reason;
-    ``function`` is the name of the function it called (None when the program defined none)."""
+class _Worker:
+    """One fork server process; ended and replaced whenever it misbehaves."""
 
-    outputs: tuple[str | None, ...]
-    reasons: tuple[str | None, ...]
-    fate: str
-    seconds: float
-    function: str | None = None
-
-    def errors(self, targets: Sequence[str]) -> int:
-        """E: the inputs whose output is not the target's 16 cells."""
-        return sum(output != target for output, target in zip(self.outputs, targets, strict=True))
-
-    @classmethod
-    def failed(cls, reason: str, count: int = len(INPUTS)) -> RunResult:
-        """A program that never ran (no code, a syntax error, a broken server)."""
-        return cls((None,) * count, (reason,) * count, "not run", 0.0)
-
-
-class _Server:
-    """One fork server process (restarted when it dies)."""
-
-    def __init__(self, folder: str):
-        self.folder = folder
+    def __init__(self, isolation: Isolation):
+        self.isolation = isolation
         self.process: subprocess.Popen | None = None
+        self.buffer = b""
+        self.scratch: Path | None = None
+        self.log = None
+
+    # -- life
+    def launch(self) -> str:
+        """Start the server; returns the nonce its hello must echo (see :meth:`greet`)."""
+        import secrets
+
+        nonce = secrets.token_hex(16)
+        if not self.isolation.confined and self.scratch is None:
+            self.scratch = scratch_folder()
+        config = {"hello": nonce, "scratch": "/tmp" if self.isolation.confined else str(self.scratch),
+                  "paths": list(python_paths()[2]), "seccomp": self.isolation.seccomp[0].hex(),
+                  "seccomp_child": self.isolation.seccomp[1].hex()}
+        server = [python_paths()[0], "-S", "-s", "-P", "-c", _CHILD.read_text(encoding="utf-8"), json.dumps(config)]
+        self.log = tempfile.TemporaryFile()
+        self.buffer = b""
+        self.process = subprocess.Popen(self.isolation.command(server, _ENVIRONMENT), stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=self.log, env=_ENVIRONMENT,
+                                        cwd=self.scratch or "/", start_new_session=True)
+        return nonce
+
+    def greet(self, nonce: str) -> None:
+        """Wait for the server's hello; refuse (one line) when it did not start or is not confined."""
+        try:
+            hello = check_hello(self.readline(time.monotonic() + _STARTUP) or b"", nonce)
+        except OSError:
+            hello = None
+        if hello is None:
+            code = self.process.poll()
+            why = self.stderr() or (f"exit {code}" if code is not None else "no answer in time")
+            self.stop()
+            if self.isolation.confined:
+                raise IsolationUnavailable(f"bubblewrap could not start the sandbox ({why})")
+            raise EvalError(f"the sandbox's server did not start ({why})")
+        if self.isolation.confined and (hello["dumpable"] or not hello["seccomp"]):
+            self.stop()
+            raise IsolationUnavailable("the kernel refused the seccomp filter or PR_SET_DUMPABLE")
 
     def start(self) -> None:
-        env = {"PATH": os.defpath, "LC_ALL": "C.UTF-8"}
-        self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", _CHILD.read_text(encoding="utf-8"),
-                                         self.folder], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env, cwd=self.folder, start_new_session=True)
+        self.greet(self.launch())
+
+    def stderr(self) -> str:
+        from cogen.programs.text import clean
+
+        self.log.seek(0)
+        lines = [line for line in self.log.read(4096).decode("utf-8", "replace").splitlines() if line.strip()]
+        return clean(lines[0]) if lines else ""
 
     def stop(self) -> None:
-        if self.process is None:
-            return
-        try:
-            self.process.stdin.close()
-            self.process.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            self.process.kill()
+        """End the server and everything it started (bubblewrap takes its namespace down with it)."""
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except OSError:
+                pass
             self.process.wait()
-        self.process = None
+            for stream in (self.process.stdin, self.process.stdout):
+                if not stream.closed:
+                    stream.close()
+            self.process = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
-    def run(self, job: dict) -> RunResult:
-        if self.process is None or self.process.poll() is not None:
+    def close(self) -> None:
+        """End the server by closing its input (it exits, and bubblewrap with it), killing it only if it
+        does not: a clean exit lets the system account its CPU time to the scorer."""
+        if self.process is not None:
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.stop()
+        if self.scratch is not None:
+            import shutil
+
+            for root, folders, _ in os.walk(self.scratch):
+                for name in folders:
+                    os.chmod(os.path.join(root, name), 0o700)
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+    # -- talk
+    def readline(self, deadline: float) -> bytes | None:
+        """One line from the server before ``deadline``; None on end of file, a too long line or the deadline."""
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or len(self.buffer) > MAX_ANSWER or not select.select([fd], [], [], remaining)[0]:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line + b"\n"
+
+    def ready(self) -> bool:
+        """True when the server is alive with nothing unread: an extra message or its end means a fresh one."""
+        if self.process is None or self.process.poll() is not None or self.buffer:
+            return False
+        return not select.select([self.process.stdout], [], [], 0)[0]
+
+    def run(self, sent: dict, entry: str | None) -> RunResult:
+        if not self.ready():
+            self.stop()
             self.start()
         try:
-            self.process.stdin.write((json.dumps(job) + "\n").encode("ascii"))
+            self.process.stdin.write(json.dumps(sent).encode("utf-8") + b"\n")
             self.process.stdin.flush()
-            ready, _, _ = select.select([self.process.stdout], [], [], job["timeout"] + _GRACE)
-            line = self.process.stdout.readline() if ready else b""
-            answer = json.loads(line) if line else None
-        except (OSError, ValueError):
-            answer = None
-        if answer is None:  # the server died or hung: never the program's fault alone, never fatal
-            self.process.kill()
-            self.process.wait()
-            self.process = None
-            return RunResult.failed("sandbox failure", len(job["inputs"]))
-        return RunResult(tuple(answer["outputs"]), tuple(answer["reasons"]), answer["fate"], answer["seconds"],
-                         answer.get("function"))
+            line = self.readline(time.monotonic() + sent["wall"] + _GRACE)
+        except OSError:
+            line = None
+        result = check_answer(line, sent, entry) if line else None
+        if result is None or self.buffer:  # malformed, late, extra or missing: end this worker, mark this job
+            self.stop()
+            return RunResult.failed("sandbox failure", len(sent["inputs"]))
+        if result.fate.endswith("(scratch not emptied)"):
+            self.stop()
+        return result
 
 
 class Sandbox:
-    """``workers`` fork servers; use as a context manager, then :meth:`run` programs.
+    """``workers`` confined fork servers; use as a context manager, then :meth:`run` programs.
+
+    ``timeout`` is CPU seconds per program (16 inputs), ``memory_mb`` its address space, ``function``
+    the function the prompt asks for. ``unsafe`` opts out of isolation (default: the environment
+    variable ``COGEN_UNSAFE_RUN_UNTRUSTED_CODE``); without it, a machine with no isolation raises
+    :class:`cogen.programs.isolation.IsolationUnavailable`.
 
     >>> with Sandbox() as sandbox:                                  # doctest: +SKIP
     ...     result, = sandbox.run(["def f(s): return '....\\\\n' * 4"])
     """
 
     def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 memory_mb: int = DEFAULT_MEMORY_MB, function: str = "f"):
+                 memory_mb: int = DEFAULT_MEMORY_MB, function: str = "f", unsafe: bool | None = None):
         if timeout <= 0 or memory_mb < 32:
-            from cogen.errors import EvalError
-
             raise EvalError(f"the sandbox needs a positive timeout and at least 32 MB "
                             f"(got {timeout} s, {memory_mb} MB)")
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.timeout, self.memory, self.function = float(timeout), int(memory_mb) << 20, function
-        self._folder: tempfile.TemporaryDirectory | None = None
-        self._idle: list[_Server] = []
-        self._lock = threading.Lock()
+        self.unsafe = unsafe
+        self.isolation: Isolation | None = None
+        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+        self._all: list[_Worker] = []
+        self._pool: ThreadPoolExecutor | None = None
+
+    @property
+    def wall(self) -> float:
+        """The wall-clock safety net of one program, in seconds."""
+        return WALL_FACTOR * self.timeout + WALL_EXTRA
 
     def __enter__(self) -> Sandbox:
-        self._folder = tempfile.TemporaryDirectory(prefix="cogen-sandbox-")
-        os.chmod(self._folder.name, 0o500)  # empty and read-only: nothing to read, nowhere to write
-        self._idle = [_Server(self._folder.name) for _ in range(self.workers)]
+        self.isolation = choose(self.unsafe)
+        self._all = [_Worker(self.isolation) for _ in range(self.workers)]
+        try:
+            nonces = [worker.launch() for worker in self._all]
+            for worker, nonce in zip(self._all, nonces, strict=True):
+                worker.greet(nonce)
+        except BaseException:
+            self.__exit__()
+            raise
+        for worker in self._all:
+            self._idle.put(worker)
+        self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="cogen-sandbox")
         return self
 
     def __exit__(self, *exc) -> None:
-        for server in self._idle:
-            server.stop()
-        self._idle = []
-        if self._folder is not None:
-            os.chmod(self._folder.name, 0o700)
-            self._folder.cleanup()
-            self._folder = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        for worker in self._all:
+            worker.close()
+        self._all = []
+        self._idle = queue.SimpleQueue()
 
-    def _run_one(self, source: str, inputs: Sequence[str]) -> RunResult:
-        with self._lock:
-            server = self._idle.pop()
+    def _run_one(self, source: str, inputs: Sequence[str], entry: str | None, mode: str) -> RunResult:
+        worker = self._idle.get()
         try:
-            return server.run({"source": source, "inputs": list(inputs), "function": self.function,
-                               "timeout": self.timeout, "memory": self.memory})
+            sent = job(source, inputs, entry, mode, self.timeout, self.wall, self.memory)
+            return worker.run(sent, entry if mode == "call" else None)
+        except EvalError:  # a replacement worker failed to start: this job only
+            worker.stop()
+            return RunResult.failed("sandbox failure", len(inputs))
         finally:
-            with self._lock:
-                self._idle.append(server)
+            self._idle.put(worker)
+
+    def submit(self, source: str, inputs: Sequence[str] = INPUTS, entry: str | None = None,
+               mode: str | None = None) -> Future:
+        """Run one program in the background: a future :class:`RunResult`. ``entry`` and ``mode`` (``call``
+        or ``script``) default to :func:`cogen.programs.entry.entry_point` of the source."""
+        if self._pool is None:
+            raise RuntimeError("use the Sandbox as a context manager")
+        if mode is None:
+            from cogen.programs.entry import entry_point
+
+            entry, mode = entry_point(source, self.function)
+        return self._pool.submit(self._run_one, source, list(inputs), entry, mode)
 
     def run(self, sources: Sequence[str], inputs: Sequence[str] = INPUTS) -> list[RunResult]:
-        """Run every program on ``inputs`` (in parallel over the servers); one result per program."""
-        if self._folder is None:
-            raise RuntimeError("use the Sandbox as a context manager")
-        if self.workers == 1 or len(sources) < 2:
-            return [self._run_one(source, inputs) for source in sources]
-        with ThreadPoolExecutor(self.workers) as pool:
-            return list(pool.map(lambda source: self._run_one(source, inputs), sources))
+        """Run every program on ``inputs`` (in parallel over the workers); one result per program."""
+        futures = [self.submit(source, inputs) for source in sources]
+        return [future.result() for future in futures]
+
+
+def isolation_problem() -> str | None:
+    """None when programs can run confined here (a confined server starts and says hello), else why not
+    (the one-line refusal :class:`cogen.programs.isolation.IsolationUnavailable` gives)."""
+    try:
+        with Sandbox(workers=1, unsafe=False):
+            return None
+    except IsolationUnavailable as error:
+        return str(error)
 
 
 def run_programs(sources: Sequence[str], inputs: Sequence[str] = INPUTS, **options) -> list[RunResult]:
-    """Run programs in a fresh :class:`Sandbox` (``options``: workers, timeout, memory_mb, function)."""
+    """Run programs in a fresh :class:`Sandbox` (``options``: workers, timeout, memory_mb, function, unsafe)."""
     with Sandbox(**options) as sandbox:
         return sandbox.run(sources, inputs)

@@ -23,10 +23,13 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from cogen.programs.functions import CELLS, CHARACTERS, LETTERS_PER_CHARACTER, SAMPLES, SETTING_TITLES, SETTINGS
+from cogen.programs.functions import CELLS, CHARACTERS, LETTERS_PER_CHARACTER, SAMPLES, SETTINGS
+from cogen.programs.tables import markdown_tables
+from cogen.programs.text import clean
 
-__all__ = ["L_S", "L_Z", "LOW_ERRORS", "LOW_LENGTH", "ROW", "FunctionScore", "ModelSummary", "compositionality",
-           "markdown_table", "program_length", "program_type", "summarize", "table"]
+__all__ = ["L_S", "L_Z", "LOW_ERRORS", "LOW_LENGTH", "ROW", "FunctionScore", "ModelSummary", "Program",
+           "compositionality", "explain_lines", "markdown_table", "program_length", "program_type", "score_programs",
+           "summarize", "table"]
 
 #: N + M: the size of one sample of the mapping table.
 ROW = CHARACTERS + CELLS
@@ -62,11 +65,11 @@ def program_type(l_plus: float, errors: float, low_length: float | None = None, 
 class FunctionScore:
     """The score of one program for one function.
 
-    ``status`` is ``ok`` (the program parsed), ``no code``, ``missing``, ``duplicate id`` or
-    ``syntax error``; programs that did not parse have L(P⁺) = 0 and E = 16 (every sample wrong),
-    so C = 0. ``function`` is the function the sandbox called (``f``, or the program's last
-    one-argument function when it defines no ``f``). ``failures`` counts the reasons of the wrong
-    samples (``wrong output``, ``timeout``, exceptions by type, ...).
+    ``status`` is ``ok`` (the program was read), ``no code``, ``missing``, ``duplicate id``,
+    ``syntax error``, ``too long`` or ``too complex``; programs not read have L(P⁺) = 0 and E = 16
+    (every sample wrong), so C = 0. ``function`` is the function the sandbox called
+    (:func:`cogen.programs.entry.entry_point`; None for a script). ``failures`` counts the reasons of
+    the wrong samples (``wrong output``, ``time limit``, exceptions by type, ...).
     """
 
     id: str
@@ -158,40 +161,29 @@ def table(summaries: Iterable[ModelSummary], low_length: float | None = None, lo
                            "low_errors": LOW_ERRORS if low_errors is None else low_errors}}
 
 
-def markdown_table(report: Mapping) -> str:
-    """The report as a Markdown table like seed 003's Table 1: each cell ``L(P⁺) / E / C(P) · type``."""
-    settings = report["settings"]
-    header = ["model", *(SETTING_TITLES.get(s, s) for s in settings)]
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---|" * len(settings)]
-    for model in report["models"]:
-        cells = []
-        for setting in settings:
-            cell = report["cells"][model].get(setting)
-            cells.append("–" if cell is None else
-                         f"{cell['l_plus']:.2f} / {cell['errors']:.2f} / {cell['c']:.2f} · {cell['type']}")
-        lines.append("| " + " | ".join([model, *cells]) + " |")
-    thresholds = report["thresholds"]
-    lines += ["", f"Each cell: L(P⁺) / E / C(P) · type, averaged over the functions of the setting "
-                  f"(L_s = {report['bounds']['L_s']}, L_z = {report['bounds']['L_z']}; low L(P⁺) <= "
-                  f"{thresholds['low_length']:g}, low E <= {thresholds['low_errors']:g})."]
-    return "\n".join(lines) + "\n"
+#: The report as the paper's Table 1 and Table 2 in Markdown (:func:`cogen.programs.tables.markdown_tables`).
+markdown_table = markdown_tables
 
 
 # ---------------------------------------------------------------- scoring programs
 @dataclass(frozen=True)
 class Program:
     """A model's program for one function: ``code`` (None when the reply held none) and ``status``
-    (``ok``, or why there is no program: ``no code``, ``missing``, ``duplicate id``)."""
+    (``ok``, or why there is no program: ``no code``, ``missing``, ``duplicate id``, ``too long``),
+    with ``detail`` saying more (``too long: a reply of 1,000,000 characters ...``)."""
 
     id: str
     model: str
     code: str | None
     status: str = "ok"
     prompt_version: str | None = None
+    detail: str | None = None
 
 
 def _failure(reason: str | None) -> str:
-    """A wrong sample's reason, shortened to its kind (``wrong output``, ``timeout``, ``KeyError``, ...)."""
+    """A wrong sample's reason, shortened to its kind (``wrong output``, ``time limit``, ``KeyError``, ...):
+    an exception's name is an identifier, the sandbox's own reasons hold spaces, so neither can pass for
+    the other."""
     if reason is None:
         return "wrong output"
     if reason.startswith("program failed: "):
@@ -199,31 +191,43 @@ def _failure(reason: str | None) -> str:
     return reason.split(":")[0] if ":" in reason else reason
 
 
+def _status(error: str | None) -> str:
+    """The status of an analysed program: ``ok``, ``too long``, ``too complex`` or ``syntax error``."""
+    if error is None:
+        return "ok"
+    kind = error.split(":")[0]
+    return kind if kind in ("too long", "too complex") else "syntax error"
+
+
+def _start(program: Program, sandbox, function: str):
+    """The analysis of a program and, when it can be run, its run started in the background."""
+    from cogen.programs.analysis import analyze
+
+    if program.code is None:
+        return None, None
+    analysis = analyze(program.code, function)
+    if analysis.error is not None:
+        return analysis, None
+    return analysis, sandbox.submit(program.code, entry=analysis.entry, mode=analysis.mode)
+
+
 def score_programs(programs: Sequence[Program], targets: Mapping[str, tuple[str, Sequence[str]]], sandbox,
                    explain: bool = False) -> tuple[list[FunctionScore], dict[str, list[str]]]:
     """Score each program against its function: ``targets[id] = (setting, 16 target cells)``.
 
-    L(P⁺) by :func:`cogen.programs.analysis.analyze`, E by running the parsed programs in
-    ``sandbox`` (a :class:`cogen.programs.sandbox.Sandbox`). Returns the scores and, when
-    ``explain``, the explanation lines of each program keyed ``<model> / <id>``.
+    L(P⁺) by :func:`cogen.programs.analysis.analyze`, E by running the programs it could read in
+    ``sandbox`` (a :class:`cogen.programs.sandbox.Sandbox`; each starts as soon as it is analysed).
+    Returns the scores and, when ``explain``, the explanation lines of each program keyed
+    ``<model> / <id>``.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from cogen.programs.analysis import analyze
     from cogen.programs.sandbox import RunResult
 
-    with ThreadPoolExecutor(1) as background:  # the programs run while this thread reads them
-        runnable = [k for k, p in enumerate(programs) if p.code is not None]
-        running = background.submit(sandbox.run, [programs[k].code for k in runnable])
-        analyses = [analyze(p.code) if p.code is not None else None for p in programs]
-        runs: list = [None] * len(programs)
-        for k, result in zip(runnable, running.result(), strict=True):
-            runs[k] = result if analyses[k].error is None else None
+    started = [_start(p, sandbox, sandbox.function) for p in programs]
     scores, explanations = [], {}
-    for program, analysis, run in zip(programs, analyses, runs, strict=True):
+    for program, (analysis, running) in zip(programs, started, strict=True):
         setting, wanted = targets[program.id]
-        status = program.status if analysis is None else ("syntax error" if analysis.error else "ok")
-        run = run or RunResult.failed(status)
+        status = program.status if analysis is None else _status(analysis.error)
+        run = running.result() if running is not None else RunResult.failed(status, len(wanted))
         wrong = [k for k in range(len(wanted)) if run.outputs[k] != wanted[k]]
         failures: dict[str, int] = {}
         for k in wrong:
@@ -233,7 +237,7 @@ def score_programs(programs: Sequence[Program], targets: Mapping[str, tuple[str,
                               len(wrong), program.prompt_version, run.function, failures)
         scores.append(score)
         if explain:
-            explanations[f"{program.model} / {program.id}"] = explain_lines(score, analysis, run, wanted)
+            explanations[f"{score.model} / {program.id}"] = explain_lines(score, analysis, run, wanted, program)
     return scores, explanations
 
 
@@ -241,34 +245,51 @@ def _rows(cells: str) -> str:
     return "/".join(cells[r * 4:(r + 1) * 4] for r in range(4))
 
 
-def explain_lines(score: FunctionScore, analysis, run, wanted: Sequence[str]) -> list[str]:
-    """How a program's score was counted, line by line: each combination (repeats marked), each
-    output value, then each wrong sample, L(P), C(P) and the type."""
+def _counting_lines(analysis) -> list[str]:
     from cogen.programs.analysis import value_text
+
+    first: dict = {}
+    records = []
+    for c in analysis.combinations:
+        values = "{" + ", ".join(sorted(map(value_text, c.values))) + "}"
+        repeat = "" if c.counted else f"  (repeats line {first[c.values]}: not counted)"
+        first.setdefault(c.values, c.line)
+        records.append((c.line, 0, f"  line {c.line:>4}  combination {values:<28} n +{c.size}{repeat}"))
+    for o in analysis.outputs:
+        records.append((o.line, 1, f"  line {o.line:>4}  output {clean(o.text, 60):<33} m +{o.count}"))
+    return [text for _, _, text in sorted(records, key=lambda r: (r[0], r[1]))]
+
+
+def _entry_line(analysis) -> list[str]:
+    if analysis is None or analysis.error is not None:
+        return []
+    if analysis.mode == "script":
+        return ["  runs as a script: once per input, the input on stdin, its printed grid read"]
+    return [f"  calls {analysis.entry}(s)"]
+
+
+def explain_lines(score: FunctionScore, analysis, run, wanted: Sequence[str], program: Program | None = None) -> list[str]:
+    """How a program's score was counted, line by line: each combination (repeats marked), each
+    output value, the function called, then each wrong sample, L(P), C(P) and the type. Every text
+    that comes from the reply is cleaned (:func:`cogen.programs.text.clean`)."""
     from cogen.programs.functions import INPUTS
 
-    lines = [f"{score.model} / {score.id} ({score.setting}; prompt {score.prompt_version or 'not recorded'}): "
-             f"{score.status}"]
+    lines = [clean(f"{score.model} / {score.id} ({score.setting}; prompt {score.prompt_version or 'not recorded'}): "
+                   f"{score.status}", 200)]
+    if program is not None and program.detail:
+        lines.append(f"  {clean(program.detail)}")
     if analysis is not None and analysis.error is None:
-        first: dict = {}
-        records = []
-        for c in analysis.combinations:
-            values = "{" + ", ".join(sorted(map(value_text, c.values))) + "}"
-            repeat = "" if c.counted else f"  (repeats line {first[c.values]}: not counted)"
-            first.setdefault(c.values, c.line)
-            records.append((c.line, 0, f"  line {c.line:>4}  combination {values:<28} n +{c.size}{repeat}"))
-        for o in analysis.outputs:
-            records.append((o.line, 1, f"  line {o.line:>4}  output {o.text:<33} m +{o.count}"))
-        lines += [text for _, _, text in sorted(records, key=lambda r: (r[0], r[1]))]
+        lines += _counting_lines(analysis)
     elif analysis is not None:
-        lines.append(f"  {analysis.error}")
+        lines.append(f"  {clean(analysis.error)}")
+    lines += _entry_line(analysis)
     lines.append(f"  Σn = {score.sum_n}, Σm = {score.sum_m}, L(P+) = {score.l_plus}")
     failed: dict[str, list[str]] = {}
     for k, target in enumerate(wanted):
         if run.outputs[k] is not None and run.outputs[k] != target:
             lines.append(f"  sample {INPUTS[k]}: wrong (got {_rows(run.outputs[k])}; want {_rows(target)})")
         elif run.outputs[k] is None:
-            failed.setdefault(run.reasons[k] or "no output", []).append(INPUTS[k])
+            failed.setdefault(clean(run.reasons[k] or "no output"), []).append(INPUTS[k])
     for reason, inputs in failed.items():
         which = "all 16 samples" if len(inputs) == len(wanted) else f"samples {', '.join(inputs)}"
         lines.append(f"  {which}: {reason}")

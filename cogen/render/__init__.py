@@ -89,18 +89,25 @@ def _indexed(grids: np.ndarray, height: int, width: int, settings: RenderSetting
     return np.take(flat, _gather(settings.size, height, width), axis=1)  # C-contiguous images, unlike flat[:, gather]
 
 
+def _pillow(module: str):
+    """A module of Pillow (``Image``, ``ImageFilter``), or one line naming the extra that installs it."""
+    from cogen.errors import optional_import
+
+    return optional_import(f"PIL.{module}", "drawing grids as images (`render:`, cogen.render)")
+
+
 def _rgb(grid: np.ndarray, settings: RenderSettings) -> np.ndarray:
     palette = colours(settings)
     height, width = grid.shape
     if settings.resample == "nearest":
         image = palette[_indexed(grid[None], height, width, settings)[0]]
     else:
-        from PIL import Image
+        Image = _pillow("Image")
 
         check_size(settings, height, width)
         image = np.asarray(Image.fromarray(palette[grid]).resize((settings.size, settings.size), Image.BILINEAR))
     if settings.blur > 0:
-        from PIL import Image, ImageFilter
+        Image, ImageFilter = _pillow("Image"), _pillow("ImageFilter")
 
         image = np.asarray(Image.fromarray(image).filter(ImageFilter.GaussianBlur(settings.blur)))
     return image
@@ -114,7 +121,7 @@ def render_grid(grid: np.ndarray, settings: RenderSettings) -> np.ndarray:
 @lru_cache(maxsize=16)
 def _palette_image(width: int, height: int, palette: tuple[int, ...]):
     """A blank palette image carrying ``palette`` (copied per image: cheaper than setting a palette each time)."""
-    from PIL import Image
+    Image = _pillow("Image")
 
     picture = Image.new("P", (width, height))
     picture.putpalette(list(palette))
@@ -128,8 +135,7 @@ def encode(image: np.ndarray, settings: RenderSettings, palette: np.ndarray | No
     a fraction of the cost of a NumPy colour gather)."""
     import io
 
-    from PIL import Image
-
+    Image = _pillow("Image")
     if palette is not None:
         picture = _palette_image(image.shape[1], image.shape[0], tuple(palette.ravel().tolist())).copy()
         picture.frombytes(np.ascontiguousarray(image, np.uint8).tobytes())

@@ -175,6 +175,9 @@ class SampleStream:
         from ``torch.distributed`` when it is initialised) so that no sample is produced twice and
         none is skipped; ``limit`` stops after that many samples in all.
         """
+        from cogen.errors import optional_import
+
+        optional_import("torch", "SampleStream.torch_dataset()")
         from cogen.stream._torch import StreamDataset
 
         return StreamDataset(self, rank=rank, world_size=world_size, limit=limit, tensors=tensors)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from cogen.errors import DataError
-from cogen.export import ExportedFile, ExportReport, require_family
+from cogen.export import ExportSource, Written
 
 __all__ = ["SPLIT_FILES", "default_name", "grid_texts", "record_lines", "write_mlc"]
 
@@ -37,37 +38,36 @@ def default_name(manifest: dict) -> str:
     return f"systematicity_seed_{seed}"
 
 
-def write_mlc(data: str | Path, config: str, folder: Path, name: str | None = None) -> ExportReport:
-    """Write ``train_/val_/test_<name>.jsonl`` and ``config_<name>.json`` of ``config`` into ``folder``."""
-    from cogen.folder import read_split
-
-    splits = {"train": read_split(data, config, "train")}
-    manifest = splits["train"].manifest
-    require_family(manifest, ("carc",), "mlc")
+def write_mlc(source: ExportSource, folder: Path, name: str | None = None) -> Written:
+    """Write ``train_/val_/test_<name>.jsonl`` and ``config_<name>.json`` of the config into ``folder``."""
+    manifest = source.manifest
     if manifest.get("kind") == "episodes":
-        raise DataError(f"{config} is the raw episode pool (one split, no held-out triplets); export one of its "
-                        "split configs, such as carc-systematicity-1860, carc-3shot-1860 or carc-static")
+        raise DataError(f"{source.config} is the raw episode pool (one split, no held-out triplets); export one of "
+                        "its split configs, such as carc-systematicity-1860, carc-3shot-1860 or carc-static")
     name = name or default_name(manifest)
     if not name or "/" in name or "\\" in name:
         raise DataError(f"--name {name!r}: give a plain file name part, such as systematicity_seed_1860")
-    for split in ("validation", "test"):
-        splits[split] = read_split(data, config, split)
-    folder.mkdir(parents=True, exist_ok=True)
-    files = [_write_split(split, folder / f"{SPLIT_FILES[cogen_name]}_{name}.jsonl")
-             for cogen_name, split in splits.items()]
-    config_path = folder / f"config_{name}.json"
-    config_path.write_text(json.dumps(_config_record(manifest, splits, data), indent=4) + "\n", encoding="utf-8")
-    return ExportReport("mlc", config, folder, [*files, ExportedFile(config_path, 1)])
+    missing = [split for split in SPLIT_FILES if split not in manifest["splits"]]
+    if missing:
+        raise DataError(f"{source.config} has no {', '.join(missing)} split; the mlc format needs train, validation "
+                        "and test")
+    labels: Counter = Counter()
+    files = {f"{mode}_{name}.jsonl": _write_split(source, split, folder / f"{mode}_{name}.jsonl",
+                                                  labels if split == "train" else None)
+             for split, mode in SPLIT_FILES.items()}
+    record = _config_record(source, labels)
+    (folder / f"config_{name}.json").write_text(json.dumps(record, indent=4) + "\n", encoding="utf-8")
+    return Written({**files, f"config_{name}.json": 1})
 
 
-def _write_split(split, path: Path) -> ExportedFile:
-    """One split as JSONL, written under a temporary name and renamed when complete."""
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("wb") as file:
-        for batch in split.table.to_batches(BATCH_ROWS):
+def _write_split(source: ExportSource, split: str, path: Path, labels: Counter | None) -> int:
+    """One split as JSONL, a batch at a time; counts the function labels of its rows into ``labels``."""
+    with path.open("wb") as file:
+        for batch in source.batches(split, rows=BATCH_ROWS):
             file.writelines(record_lines(batch))
-    partial.replace(path)
-    return ExportedFile(path, split.table.num_rows)
+            if labels is not None:
+                labels.update(_batch_labels(batch))
+    return source.rows(split)
 
 
 # A 10x10 grid of one-digit values is always the same 320 characters of JSON but for its digits.
@@ -116,24 +116,27 @@ def _pairs_texts(inputs, outputs) -> list[bytes]:
     return lines
 
 
-def _config_record(manifest: dict, splits: dict, data) -> dict:
-    """The split script's config fields, recomputed from the rows, and cogen's provenance."""
+def _batch_labels(batch) -> Iterator[str]:
+    """The reference split script's function label of every role of every row of ``batch``."""
+    for types, kwargs in zip(batch.column("transformations").to_pylist(),
+                             batch.column("transformation_kwargs").to_pylist(), strict=True):
+        yield from (_label(t, k) for t, k in zip(types, kwargs, strict=True))
+
+
+def _config_record(source: ExportSource, labels: Counter) -> dict:
+    """The split script's config fields, counted from the rows, and cogen's provenance."""
     from cogen.carc.grammar import ROTATION_TYPE_8
 
-    train = splits["train"].table
-    labels = Counter(_label(t, k) for types, kwargs in zip(train.column("transformations").to_pylist(),
-                                                         train.column("transformation_kwargs").to_pylist(), strict=True)
-                     for t, k in zip(types, kwargs, strict=True))
-    held_out = manifest.get("held_out_triplets")
+    manifest = source.manifest
     return {
         "train_func_compositions": manifest.get("train_triplets"),
-        "test_func_compositions": held_out,
+        "test_func_compositions": manifest.get("held_out_triplets"),
         "func_freq": dict(sorted(labels.items())),
-        "num_train_samples": train.num_rows,
-        "num_val_samples": splits["validation"].table.num_rows,
-        "num_test_samples": splits["test"].table.num_rows,
+        "num_train_samples": source.rows("train"),
+        "num_val_samples": source.rows("validation"),
+        "num_test_samples": source.rows("test"),
         "rotation_type_8": ROTATION_TYPE_8[manifest["spec"]["rotation"]],
-        "source": {"data": str(data), "config": manifest["config"], "kind": manifest.get("kind"),
+        "source": {"data": str(source.data), "config": manifest["config"], "kind": manifest.get("kind"),
                    "split_seed": manifest.get("split_seed"), "generator_version": manifest.get("generator_version"),
                    "fingerprint": manifest.get("fingerprint")},
     }

@@ -329,12 +329,11 @@ class CogitaoBuilder:
     def pilot(self) -> None:
         """Fail fast, with rejection counts, on a split whose acceptance rate is hopeless (and on
         renderings without Pillow to encode them)."""
-        import importlib.util
+        from cogen.errors import optional_import
 
         rendered = [e.name for e in self.setting.experiments if e.render is not None]
-        if rendered and importlib.util.find_spec("PIL") is None:
-            raise GenerationError(f"{', '.join(rendered)}: `render:` draws images, which needs Pillow, not installed; "
-                                  "pip install 'cogen[rgb]' (or Pillow), or drop `render:`")
+        if rendered:
+            optional_import("PIL.Image", f"{', '.join(rendered)}: `render:` (or drop it)")
         for experiment in self.setting.experiments:
             for split in experiment.splits():
                 rows = generate_rows(self.job(experiment, split), np.arange(min(PILOT_SAMPLES, experiment.size(split))))

@@ -6,9 +6,14 @@ the exported prompts), the reply text under ``reply`` (or ``response``, ``text``
 file's name without suffix) and ``prompt_version`` (as exported; stored with every result).
 Several models may share a file: each is expected to answer every function of the split.
 
-Every expected (model, function) without exactly one reply holding parsable code is scored as a
+Every expected (model, function) without exactly one reply holding readable code is scored as a
 program that writes nothing and gets every sample wrong (L(P⁺) = 0, E = 16, C = 0) and counted
-under ``format_errors`` (``missing``, ``duplicate id``, ``no code``, ``syntax error``).
+under ``format_errors`` (``missing``, ``duplicate id``, ``no code``, ``syntax error``, ``too long``,
+``too complex``); ``n_valid`` counts the others.
+
+The programs run in :class:`cogen.programs.sandbox.Sandbox`, confined by the kernel; on a machine
+without isolation the evaluation refuses to start unless ``unsafe`` (``--unsafe-run-untrusted-code``)
+is given. Model names and ids from the replies file are cleaned before they are shown.
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ from cogen.folder import SplitData, read_split
 from cogen.programs.code import extract_code
 from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from cogen.programs.score import Program, markdown_table, score_programs, summarize, table
+from cogen.programs.text import clean
 
 __all__ = ["BASELINES", "HEADLINES", "OPTIONS", "RawReplies", "Reply", "baseline", "evaluate_table", "expected_ids",
            "read", "read_replies", "score", "summary_rows", "write", "write_replies"]
 
 #: Options of ``cogen eval`` for programs configs, with their defaults (see :func:`score`).
 OPTIONS = {"timeout": DEFAULT_TIMEOUT, "memory_mb": DEFAULT_MEMORY_MB, "workers": None, "low_length": None,
-           "low_errors": None, "explain": False}
+           "low_errors": None, "explain": False, "unsafe": None}
 #: Every number is printed by :func:`summary_rows` (none is a percentage).
 HEADLINES: tuple[str, ...] = ()
 #: The trivial replies :func:`baseline` writes: ``target`` is a correct program per function
@@ -42,6 +48,8 @@ BASELINES = ("target",)
 #: Keys a replies record may hold its text under (first present wins); code keys are used as is.
 REPLY_KEYS = ("reply", "response", "text", "content")
 CODE_KEYS = ("program", "code")
+#: Statuses of replies whose code the scorer could not read (counted as format errors).
+_UNREAD = ("syntax error", "too long", "too complex")
 _ROW_ID = re.compile(r"^(?P<config>.+)-(?P<split>[a-z_]+)-(?P<index>\d+)$")
 
 
@@ -83,12 +91,18 @@ def read_replies(path: str | Path, model: str | None = None) -> RawReplies:
         else:
             code, reason = extract_code(next((record[k] for k in REPLY_KEYS if k in record), None))
         version = record.get("prompt_version")
-        replies.append(Reply(record["id"], str(record.get("model") or default), code, reason,
-                             None if version is None else str(version)))
+        replies.append(Reply(_id(record["id"]), clean(record.get("model") or default, 100), code, reason,
+                             None if version is None else clean(version, 60)))
     return RawReplies(replies, unreadable)
 
 
 read = read_replies
+
+
+def _id(value) -> str:
+    """A record's id as text; one too long to name a function is kept short (it then matches none)."""
+    text = str(value)
+    return text if len(text) <= 200 else f"(an id of {len(text):,} characters)"
 
 
 def expected_ids(split: SplitData, **options) -> list[str]:
@@ -139,19 +153,18 @@ def _programs(expected: list[str], replies: list[Reply]) -> tuple[list[Program],
         for name in expected:
             matches = found.get((model, name), [])
             reply = matches[0] if len(matches) == 1 else None
-            status = "missing" if not matches else "duplicate id" if len(matches) > 1 else reply.reason or "ok"
+            detail = reply.reason if reply else None
+            status = "missing" if not matches else "duplicate id" if len(matches) > 1 else (detail or "ok").split(":")[0]
             if status != "ok":
                 reasons[status] += 1
             programs.append(Program(name, model, reply.code if status == "ok" else None, status,
-                                    reply.prompt_version if reply else None))
-    extra = list(dict.fromkeys(r.id for r in replies if r.id not in wanted))
+                                    reply.prompt_version if reply else None, detail))
+    extra = list(dict.fromkeys(clean(r.id, 100) for r in replies if r.id not in wanted))
     return programs, reasons, extra
 
 
-def _format_report(reasons: Counter, syntax: int, extra: list[str], unreadable: int) -> dict:
-    reasons = Counter(reasons)
-    if syntax:
-        reasons["syntax error"] += syntax
+def _format_report(reasons: Counter, unread: Counter, extra: list[str], unreadable: int) -> dict:
+    reasons = Counter(reasons) + unread
     total = sum(reasons.values())
     return {"total": total, "missing": reasons.get("missing", 0), "duplicate": reasons.get("duplicate id", 0),
             "malformed": total - reasons.get("missing", 0) - reasons.get("duplicate id", 0),
@@ -171,7 +184,7 @@ def _score(split: SplitData, raw: RawReplies, sandbox: Sandbox, low_length=None,
     report = table(summaries, low_length, low_errors)
     metrics = {
         "n": len(scores), "n_valid": sum(s.status == "ok" for s in scores),
-        "format_errors": _format_report(reasons, sum(s.status == "syntax error" for s in scores), extra,
+        "format_errors": _format_report(reasons, Counter(s.status for s in scores if s.status in _UNREAD), extra,
                                         raw.unreadable_lines),
         "setting": split.manifest.get("kind"),
         "prompt_versions": sorted({s.prompt_version for s in scores if s.prompt_version}),
@@ -179,7 +192,8 @@ def _score(split: SplitData, raw: RawReplies, sandbox: Sandbox, low_length=None,
         "report": report, "markdown": markdown_table(report),
         "errors": dict(sorted(errors.items())),
         "functions": [s.as_dict(low_length, low_errors) for s in scores],
-        "sandbox": {"timeout": sandbox.timeout, "memory_mb": sandbox.memory >> 20, "workers": sandbox.workers},
+        "sandbox": {"timeout": sandbox.timeout, "wall_limit": sandbox.wall, "memory_mb": sandbox.memory >> 20,
+                    "workers": sandbox.workers, "isolation": sandbox.isolation.name},
     }
     if explain:
         metrics["explanations"] = explanations
@@ -188,15 +202,16 @@ def _score(split: SplitData, raw: RawReplies, sandbox: Sandbox, low_length=None,
 
 def score(split: SplitData, raw: RawReplies, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = DEFAULT_MEMORY_MB,
           workers: int | None = None, low_length: float | None = None, low_errors: float | None = None,
-          explain: bool = False) -> dict:
+          explain: bool = False, unsafe: bool | None = None) -> dict:
     """Score the replies of every model against the split's functions (see the module docstring).
 
-    ``timeout`` (seconds for all 16 inputs) and ``memory_mb`` limit each program; ``workers``
-    sandbox processes run them (default: one per core). ``low_length`` and ``low_errors`` are
-    the T1/T2/T3 thresholds (defaults: 180 and 4). ``explain`` adds each program's counting,
-    line by line, under ``explanations``.
+    ``timeout`` (CPU seconds for all 16 inputs) and ``memory_mb`` limit each program; ``workers``
+    sandbox processes run them (default: one per core); ``unsafe`` runs them without isolation
+    (default: the ``COGEN_UNSAFE_RUN_UNTRUSTED_CODE`` environment variable). ``low_length`` and
+    ``low_errors`` are the T1/T2/T3 thresholds (defaults: 180 and 4). ``explain`` adds each
+    program's counting, line by line, under ``explanations``.
     """
-    with Sandbox(workers, timeout, memory_mb) as sandbox:
+    with Sandbox(workers, timeout, memory_mb, unsafe=unsafe) as sandbox:
         return _score(split, raw, sandbox, low_length, low_errors, explain)
 
 
@@ -204,6 +219,7 @@ def summary_rows(metrics: dict) -> list[tuple[str, str]]:
     """Per model: L(P⁺) / E / C(P) and the type, the function types, and the prompt versions."""
     rows = []
     for model, m in metrics["models"].items():
+        model = clean(model, 60)
         rows.append((f"{model}: L(P+) / E / C", f"{m['l_plus']:.2f} / {m['errors']:.2f} / {m['c']:.2f} ({m['type']})"))
         rows.append((f"{model}: Σn / Σm / L(P)", f"{m['sum_n']:.2f} / {m['sum_m']:.2f} / {m['length']:.2f}"))
         rows.append((f"{model}: function types", ", ".join(f"{t} {k}" for t, k in m["types"].items())))
@@ -213,9 +229,11 @@ def summary_rows(metrics: dict) -> list[tuple[str, str]]:
 
 def evaluate_table(data, predictions: str | Path, split: str = "test", configs: list[str] | None = None,
                    timeout: float = DEFAULT_TIMEOUT, memory_mb: int = DEFAULT_MEMORY_MB, workers: int | None = None,
-                   low_length: float | None = None, low_errors: float | None = None) -> dict:
-    """Score a replies file against every config its ids name (or ``configs``): the paper's Table 1
-    (rows: models; columns: settings) as JSON-ready data with its Markdown, and each config's metrics."""
+                   low_length: float | None = None, low_errors: float | None = None,
+                   unsafe: bool | None = None) -> dict:
+    """Score a replies file against every config its ids name (or ``configs``): the paper's Tables 1
+    and 2 (rows: models; columns: settings) as JSON-ready data with their Markdown, and each config's
+    metrics. Options as :func:`score`."""
     import time
 
     start = time.perf_counter()
@@ -225,11 +243,9 @@ def evaluate_table(data, predictions: str | Path, split: str = "test", configs: 
     if not configs:
         raise EvalError(f"{predictions}: no reply id names a config (ids look like programs-horizontal-test-0)")
     results, summaries = {}, []
-    with Sandbox(workers, timeout, memory_mb) as sandbox:
-        for config in configs:
-            split_data = read_split(data, config, split)
-            if split_data.family != "programs":
-                raise EvalError(f"{config} is a {split_data.family} config: the table scores string-to-grid programs")
+    splits = [_programs_split(data, config, split) for config in configs]  # every config readable before any runs
+    with Sandbox(workers, timeout, memory_mb, unsafe=unsafe) as sandbox:
+        for config, split_data in zip(configs, splits, strict=True):
             mine = RawReplies([r for r in raw.replies if (m := _ROW_ID.match(r.id)) and m["config"] == config],
                               raw.unreadable_lines)
             results[config] = _score(split_data, mine, sandbox, low_length, low_errors)
@@ -237,6 +253,14 @@ def evaluate_table(data, predictions: str | Path, split: str = "test", configs: 
     report = table(summaries, low_length, low_errors)
     return {"data": str(data), "predictions": str(predictions), "split": split, "report": report,
             "markdown": markdown_table(report), "configs": results, "seconds": round(time.perf_counter() - start, 3)}
+
+
+def _programs_split(data, config: str, split: str) -> SplitData:
+    split_data = read_split(data, config, split)
+    if split_data.family != "programs":
+        raise EvalError(f"{config} is a {split_data.family} config: the table scores string-to-grid programs")
+    split_data.table.select(["id", "setting", "outputs"])  # the columns the scorer reads are there
+    return split_data
 
 
 def _scores_of(metrics: dict):
