@@ -32,9 +32,9 @@ _PACKAGE = Path(__file__).resolve().parent
 PINNED: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "cogen.engine._kernels": ("cogen.engine.registry",),
     "cogen.engine._replay": ("cogen.engine._kernels",),
-    "cogen.generate._sampler": ("cogen._rng", "cogen.engine._kernels"),
+    "cogen.generate._sampler": ("cogen._rng", "cogen._slots", "cogen.engine._kernels"),
     "cogen.metrics._stubborn_kernels": ("cogen.engine._kernels",),
-    "cogen.carc._kernels": ("cogen._rng",),
+    "cogen.carc._kernels": ("cogen._rng", "cogen._slots"),
     "cogen.carc._replay": ("cogen.carc._kernels",),
 })
 _LINE = re.compile(r'^KERNELS_SHA256 = "([0-9a-f]*)"$', re.MULTILINE)

@@ -1,7 +1,11 @@
-"""Model baselines of the COGITAO and Compositional-ARC papers, trained and scored on cogen's datasets.
+"""Model baselines of the papers behind cogen's datasets, trained and scored on those datasets.
+
+The grid paper (spec seed 001) trained ResNet, Vanilla-TF, Grid-TF, PL-TF and LLaDA on grid pairs;
+the MLC paper (spec seed 000) trained MLC on episodes of study pairs and queries.
 
 Installed with ``pip install 'cogen-arc[baselines]'`` (PyTorch). ``cogen`` never imports this
-package; it reads data only through :mod:`cogen.io` and writes predictions that ``cogen eval``
+package; it reads data only through the public paths (:mod:`cogen.io`, :mod:`cogen.folder`,
+:mod:`cogen.eval`, :mod:`cogen.stream`) and writes predictions that ``cogen eval``
 scores. Importing the package is cheap: torch loads with the first name used from it.
 
 * :func:`train`           one run (model, data, config, seed) into a run folder: the paper's protocol,
@@ -11,9 +15,13 @@ scores. Importing the package is cheap: torch loads with the first name used fro
 * :func:`results_table`   the paper's Table 1 layout of finished runs, beside the paper's numbers
 * :data:`MODELS`          every model as a :class:`~cogen_baselines.registry.ModelCard`
 
-Layout: ``models/`` (one module per model and shared layers), ``data`` (splits on the device),
-``train`` (the one training loop), ``evaluate`` (the one evaluation path), ``table`` (the results
-table writer), ``cogitao`` / ``carc`` (the two workloads), ``run`` / ``suite`` / ``folder``.
+Layout: ``models/`` (one module per model and shared layers), ``registry`` (a card per model),
+``workload`` (what a model's data must be; ``grids``: grid pairs, ``episodes``: episodes), ``data``
+(splits on the device), ``train`` (the one training loop), ``amp`` (the device-agnostic precision
+switch), ``evaluate`` (the one evaluation path), ``probes`` (live memory, host syncs),
+``preflight`` (before a long run: the time of the full run, the peak memory, whether it fits the
+card), ``table`` (the results table writer), ``run`` / ``suite`` / ``folder``. The package
+names no family: a model's card names its workload class, which reads the data's columns.
 """
 
 from __future__ import annotations

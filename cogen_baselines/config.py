@@ -11,12 +11,13 @@ from pathlib import Path
 
 import torch
 
+from cogen_baselines.amp import PRECISIONS
 from cogen_baselines.errors import BaselineError, DeviceError
 
 __all__ = ["CHOICES", "RunConfig", "default_run_dir", "resolve_device"]
 
 #: Allowed values of the string options.
-CHOICES = {"task_codes": ("auto", "on", "off"), "compile": ("auto", "on", "off")}
+CHOICES = {"task_codes": ("auto", "on", "off"), "compile": ("auto", "on", "off"), "precision": PRECISIONS}
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,12 @@ class RunConfig:
     ``train_samples`` keeps only the first rows of the training split (quick runs; the paper uses
     them all). ``task_codes``: ``auto`` gives depth-4 task codes to composition (CompGen)
     experiments and none to environment (EnvGen) ones, as the paper. ``compile``: ``auto`` uses
-    ``torch.compile`` on CUDA only. ``stream``: the spec the data was built from; every epoch
-    then trains on fresh samples of the config's stream (COGITAO models only).
+    ``torch.compile`` on CUDA only; ``on`` forces it anywhere. ``precision``: ``auto`` is FP16
+    mixed precision on CUDA and FP32 elsewhere; ``fp16`` and ``bf16`` force that path anywhere
+    (:mod:`cogen_baselines.amp`). ``grad_accum``: micro-batches per optimiser update (default: the
+    model's; the update still sees the paper's batch, only memory changes). ``stream``: the spec
+    the data was built from; every epoch then trains on fresh samples of the config's stream
+    (grid models only).
     """
 
     model: str
@@ -43,24 +48,37 @@ class RunConfig:
     task_codes: str = "auto"
     compile: str = "auto"
     stream: str | None = None
+    precision: str = "auto"
+    grad_accum: int | None = None
 
     def check(self) -> None:
         """Refuse impossible values with a message that names the option and the fix."""
         for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise BaselineError(f"{name}={getattr(self, name)!r} is not one of {', '.join(allowed)}")
-        for name in ("epochs", "batch_size", "eval_batch_size", "train_samples"):
+        for name in ("epochs", "batch_size", "eval_batch_size", "train_samples", "grad_accum"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise BaselineError(f"{name} must be a positive integer, not {value}")
 
     def resolved(self, card, device: torch.device, default_epochs: int | None = None) -> RunConfig:
-        """The config with every default filled in (the form run folders store and compare)."""
+        """The config with every default filled in (the form run folders store and compare); refuses a
+        ``grad_accum`` that does not divide the update's batch."""
+        from cogen_baselines.amp import resolve_precision
+
         data = self.data
         if Path(data).expanduser().exists():
             data = str(Path(data).expanduser().resolve())
-        return replace(self, data=data, device=str(device), epochs=self.epochs or default_epochs or card.epochs,
-                       batch_size=self.batch_size or card.batch_size)
+        run = replace(self, data=data, device=str(device), epochs=self.epochs or default_epochs or card.epochs,
+                      batch_size=self.batch_size or card.batch_size, grad_accum=self.grad_accum or card.grad_accum,
+                      precision=resolve_precision(self.precision, device))
+        update = run.batch_size * card.accumulate
+        if update % run.grad_accum:
+            divisors = [n for n in range(1, update + 1) if update % n == 0]
+            raise BaselineError(f"--grad-accum {run.grad_accum} does not divide the {update} samples of one update "
+                                f"(batch {run.batch_size} x the paper's accumulation {card.accumulate}); use one of "
+                                f"{', '.join(map(str, divisors[:12]))}{' ...' if len(divisors) > 12 else ''}")
+        return run
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -1,4 +1,4 @@
-"""A COGITAO experiment's splits, padded once and held on the device.
+"""A grid experiment's splits (rows of ``input`` and ``output`` grids), padded once and held on the device.
 
 Everything comes through :mod:`cogen.io`: each split is read as one Arrow table
 (:func:`cogen.io.split_table`), turned into padded arrays and depth-4 task tokens
@@ -21,12 +21,14 @@ from cogen.errors import DataError
 from cogen_baselines.errors import BaselineError
 from cogen_baselines.models.base import GridBatch
 
-__all__ = ["SPLITS", "Experiment", "GridSplit", "experiment_manifest", "grid_split", "load_experiment", "open_stream",
-           "task_vocabulary"]
+__all__ = ["COLUMNS", "SPLITS", "Experiment", "GridSplit", "experiment_manifest", "grid_split", "load_experiment",
+           "open_stream", "task_vocabulary", "wants_task_codes"]
 
-#: The splits of a COGITAO experiment, in the order they are loaded.
+#: The splits of a grid experiment, in the order they are loaded.
 SPLITS = ("train", "validation", "validation_ood", "test", "test_ood")
-_COLUMNS = frozenset({"id", "input", "output", "transformations"})
+#: The columns every row of a grid experiment has (task codes come from ``transformations`` where present).
+COLUMNS = frozenset({"id", "input", "output"})
+_READ = COLUMNS | {"transformations"}
 
 
 def task_vocabulary() -> int:
@@ -79,17 +81,19 @@ class Experiment:
 
 
 def experiment_manifest(data, config: str) -> dict:
-    """The manifest of ``config`` in a build folder or Hub repo (its spec says the shift and the family)."""
+    """The manifest of ``config`` in a build folder or Hub repo (its spec says the shift, its columns the data)."""
     from cogen.errors import EvalError
-    from cogen.folder import read_split as load_split
+    from cogen.folder import read_split
 
     try:
-        return load_split(data, config, "validation").manifest
+        return read_split(data, config, "validation").manifest
     except EvalError as error:
         raise DataError(str(error)) from None
 
 
-def _wants_task_codes(manifest: dict, task_codes: str) -> bool:
+def wants_task_codes(manifest: dict, task_codes: str) -> bool:
+    """Whether a run with ``--task-codes task_codes`` gives the model task codes: ``auto`` does for
+    composition (CompGen) experiments and not for environment (EnvGen) ones, as the paper."""
     if task_codes not in ("auto", "on", "off"):
         raise BaselineError(f"task_codes must be auto, on or off, not {task_codes!r}")
     if task_codes != "auto":
@@ -102,7 +106,7 @@ def _wants_task_codes(manifest: dict, task_codes: str) -> bool:
 def _read(data, config: str, split: str, limit: int | None, tokens: bool):
     from cogen.io import split_table, table_arrays
 
-    table = split_table(data, config, split, keep=lambda name: name in _COLUMNS)
+    table = split_table(data, config, split, keep=lambda name: name in _READ)
     if limit is not None:
         table = table.slice(0, limit)
     if tokens and "transformations" not in table.column_names:
@@ -124,22 +128,25 @@ def _tensor(array: np.ndarray | None, device, dtype) -> torch.Tensor | None:
 
 
 def load_experiment(data, config: str, *, visual_tokens: bool, objects: bool = False, task_codes: str = "auto",
-                    device: str | torch.device = "cpu", train_limit: int | None = None) -> Experiment:
-    """Load every split of COGITAO experiment ``config`` of ``data`` (build folder or Hub repo id) onto ``device``.
+                    device: str | torch.device = "cpu", train_limit: int | None = None,
+                    eval_limit: int | None = None) -> Experiment:
+    """Load every split of grid experiment ``config`` of ``data`` (build folder or Hub repo id) onto ``device``.
 
     ``visual_tokens``: 15-class canvases instead of 11-class padding; ``objects``: Grid-TF's object
     indices of the input canvases; ``task_codes``: ``auto`` (depth-4 codes for composition
-    experiments, none for environment ones, as the paper), ``on`` or ``off``; ``train_limit``: keep
-    only the first rows of the training split.
+    experiments, none for environment ones, as the paper), ``on`` or ``off``; ``train_limit`` and
+    ``eval_limit``: keep only the first rows of the training split, of every other split.
     """
     from cogen.io import VISUAL_CLASSES
+    from cogen_baselines.workload import alternatives, manifest_columns, models_for
 
     manifest = experiment_manifest(data, config)
-    if manifest.get("family", "cogitao") != "cogitao":
-        raise BaselineError(f"{config} is a {manifest.get('family')} config; the COGITAO models train on COGITAO "
-                            "experiments (use --model mlc for Compositional-ARC)")
-    tokens = _wants_task_codes(manifest, task_codes)
-    loaded = {split: _read(data, config, split, train_limit if split == "train" else None, tokens)
+    missing = sorted(COLUMNS - manifest_columns(manifest))
+    if missing:
+        raise BaselineError(f"{config} has no {', '.join(missing)} column(s): it is not a grid experiment; "
+                            + alternatives(models_for(manifest)))
+    tokens = wants_task_codes(manifest, task_codes)
+    loaded = {split: _read(data, config, split, train_limit if split == "train" else eval_limit, tokens)
               for split in SPLITS if split in manifest.get("splits", {})}
     if "train" not in loaded:
         raise DataError(f"{config} has no train split")
@@ -173,18 +180,38 @@ def grid_split(name: str, arrays: dict[str, np.ndarray], ids: list[str], side: i
                      _tensor(object_ids, device, torch.int16))
 
 
+#: Stored training rows a stream must reproduce before it may stand in for the training split.
+STREAM_CHECK_ROWS = 16
+
+
 def open_stream(spec: str, data, config: str):
     """The endless training stream of ``config`` from ``spec`` (a packaged spec name or a file), guarded
-    against the evaluation splits stored in ``data``; refused unless ``data`` was built from that spec."""
-    from cogen.families.cogitao.build import CogitaoBuilder
+    against the evaluation splits stored in ``data``; refused unless it continues ``data``'s training
+    split: its first samples must be the stored training rows (those the build did not regenerate),
+    input, output and sequence alike. Read through the public paths only (:mod:`cogen.stream`,
+    :mod:`cogen.io`)."""
+    from cogen.io import split_table, table_arrays
     from cogen.stream import SampleStream
 
     manifest = experiment_manifest(data, config)
     stream = SampleStream(spec, config, "train", seed=manifest.get("seed"), guard=data)
-    built = CogitaoBuilder(stream.setting).fingerprint(stream.experiment)
-    if built != manifest.get("fingerprint"):
-        raise BaselineError(f"--stream {spec}: its {config} is not the experiment {data} was built from (their "
-                            "fingerprints differ); stream the spec the data was built with, or rebuild the data "
-                            "from this spec")
+    regenerated = {int(index) for index, _ in manifest["splits"]["train"].get("regenerated", [])}
+    rows = min(STREAM_CHECK_ROWS, manifest["splits"]["train"].get("rows", STREAM_CHECK_ROWS))
+    table = split_table(data, config, "train", keep=lambda name: name in _READ).slice(0, rows)
+    stored = table_arrays(table, tokens="transformations" in table.column_names, columns=["input", "output"])
+    drawn = stream.samples(0, table.num_rows)
+    if not all(_same_sample(stored, drawn, k) for k in range(table.num_rows) if k not in regenerated):
+        raise BaselineError(f"--stream {spec}: its {config} is not the experiment {data} was built from (its first "
+                            "samples differ from the stored training rows); stream the spec the data was built with, "
+                            "or rebuild the data from this spec")
     return stream
+
+
+def _same_sample(stored: dict, drawn: dict, k: int) -> bool:
+    """Row ``k`` of a stored split and of a stream hold the same grids (true shapes) and task tokens."""
+    for column in ("input", "output"):
+        (h, w), (h2, w2) = stored[f"{column}_shape"][k], drawn[f"{column}_shape"][k]
+        if (h, w) != (h2, w2) or not np.array_equal(stored[column][k][:h, :w], drawn[column][k][:h, :w]):
+            return False
+    return "tokens" not in stored or np.array_equal(stored["tokens"][k], drawn["tokens"][k])
 

@@ -18,12 +18,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["ScanResult", "autocast", "grids_from_canvases", "scan", "score", "write_json", "write_records"]
+from cogen_baselines.amp import autocast
 
-
-def autocast(device: torch.device):
-    """FP16 mixed precision on CUDA (the paper's), plain FP32 elsewhere."""
-    return torch.autocast(device.type, dtype=torch.float16, enabled=device.type == "cuda")
+__all__ = ["ScanResult", "grids_from_canvases", "scan", "score", "write_json", "write_records"]
 
 
 @dataclass(frozen=True)
@@ -35,11 +32,12 @@ class ScanResult:
     predictions: np.ndarray | None  # (N, H, W) uint8 predicted grids or canvases, when asked for
 
 
-def scan(model, split, batch_size: int, seed: int, keep: bool = False) -> ScanResult:
+def scan(model, split, batch_size: int, seed: int, keep: bool = False, precision: str = "auto") -> ScanResult:
     """Evaluate ``model`` on every row of ``split`` (a :class:`~cogen_baselines.data.GridSplit`).
 
     Sampling inside the model (PonderNet halting draws, diffusion masks of the loss) uses a
-    generator seeded with ``seed``, so the same weights give the same numbers every time.
+    generator seeded with ``seed``, so the same weights give the same numbers every time. Nothing
+    goes to the host until the split is done. ``precision``: see :mod:`cogen_baselines.amp`.
     """
     device = split.inputs.device
     generator = torch.Generator(device=device).manual_seed(seed)
@@ -48,7 +46,7 @@ def scan(model, split, batch_size: int, seed: int, keep: bool = False) -> ScanRe
     kept = []
     was_training = model.training
     model.eval()
-    with torch.inference_mode(), autocast(device):
+    with torch.inference_mode(), autocast(device, precision):
         for start in range(0, len(split), batch_size):
             batch = split.batch(slice(start, start + batch_size))
             losses, predictions = model.evaluate(batch, generator)
@@ -93,9 +91,11 @@ def _clean(value):
 
 
 def write_json(path: Path, payload) -> None:
-    """Write JSON (NaN as null), creating the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_clean(payload), indent=2) + "\n", encoding="utf-8")
+    """Write JSON (NaN as null) whole or not at all, creating the folder."""
+    from cogen.folder.atomic import atomic_write
+
+    text = json.dumps(_clean(payload), indent=2) + "\n"
+    atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
 
 
 def score(data, config: str, split: str, predictions: Path, out: Path) -> dict:

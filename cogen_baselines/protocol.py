@@ -4,11 +4,11 @@ Schedules (decision 2; spec A.6 for MLC), as a factor of the base learning rate 
 
 * ``warmup_cosine``: linear warm-up over the first 200 steps, then cosine to 0 over the rest.
 * ``mlc``: linear warm-up from 1e-4 over the first 10 % of steps, times a linear decay per epoch
-  from 1 to 0.05 (Compositional-ARC's code: lr 0.01 ends at 5e-4).
+  from 1 to 0.05 (the MLC paper's code: lr 0.01 ends at 5e-4).
 
 Checkpoint rules (decision 1), each picking one epoch of a run's history; every run keeps all three:
 
-* ``ood_loss``: the lowest out-of-domain validation loss (the COGITAO paper's rule, the default);
+* ``ood_loss``: the lowest out-of-domain validation loss (the grid paper's rule, the default);
 * ``id_val``: the best in-domain validation epoch (highest grid accuracy; ties go to the lower
   loss, then the earlier epoch);
 * ``final``: the last epoch.
@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["DEFAULT_RULE", "RULES", "RULE_NAMES", "lr_factor", "select_epochs"]
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["DEFAULT_RULE", "RULES", "RULE_NAMES", "lr_factor", "lr_factor_tensor", "select_epochs"]
 
 #: Checkpoint rules, in the order tables list them.
 RULES = ("ood_loss", "id_val", "final")
@@ -44,6 +48,26 @@ def lr_factor(kind: str, step: int, total_steps: int, steps_per_epoch: int, warm
         rise = 1e-4 + (1 - 1e-4) * min(1.0, step / warm)
         epochs = max(1, math.ceil(total_steps / steps_per_epoch))
         epoch = min(step // steps_per_epoch, epochs - 1)
+        return rise * (1 - 0.95 * epoch / max(1, epochs - 1))
+    raise ValueError(f"unknown schedule {kind!r}")
+
+
+def lr_factor_tensor(kind: str, step: torch.Tensor, total_steps: int, steps_per_epoch: int,
+                     warmup: int = 200) -> torch.Tensor:
+    """:func:`lr_factor` computed on ``step``'s device from a step count held there (float64 result),
+    so the training loop sets the learning rate without reading the count back to the host (torch is
+    imported here, so tables need no torch)."""
+    import torch
+
+    step = step.to(torch.float64)
+    if kind == "warmup_cosine":
+        progress = ((step - warmup) / max(1, total_steps - warmup)).clamp(max=1.0)
+        return torch.where(step < warmup, (step + 1) / warmup, 0.5 * (1 + torch.cos(math.pi * progress)))
+    if kind == "mlc":
+        warm = max(1, round(0.1 * total_steps))
+        rise = 1e-4 + (1 - 1e-4) * (step / warm).clamp(max=1.0)
+        epochs = max(1, math.ceil(total_steps / steps_per_epoch))
+        epoch = torch.div(step, steps_per_epoch, rounding_mode="floor").clamp(max=epochs - 1)
         return rise * (1 - 0.95 * epoch / max(1, epochs - 1))
     raise ValueError(f"unknown schedule {kind!r}")
 

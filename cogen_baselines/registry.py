@@ -2,8 +2,10 @@
 
 ``MODELS`` maps a name to a :class:`ModelCard`: the builder, its sizes (``paper``: spec A.2 and
 A.6; ``small``: the CPU smoke size of spec A.7), the optimiser settings (spec A.1, decision 2),
-what the data must look like (visual tokens, object indices) and the parameter count the spec
-derives for the paper size (A.7), which the tests hold each model to within 15 %.
+the workload that reads its data (:mod:`cogen_baselines.workload`: the columns a config must
+have), what the data must look like (visual tokens, object indices, task codes) and the
+parameter count the spec derives for the paper size (A.7), which the tests hold each model to
+within 15 %.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ class ModelCard:
 
     name: str
     summary: str
-    family: str                        # "cogitao" or "carc"
+    workload: Callable[[], type]       # the Workload class that reads this model's data (imported on call)
     builder: Callable
     sizes: Mapping[str, Mapping]       # size name -> builder keyword arguments
     paper_parameters: int | None       # spec A.7 (A.6 for MLC); None where the paper has no such model
@@ -36,10 +38,13 @@ class ModelCard:
     weight_decay: float = 1e-3
     betas: tuple[float, float] = (0.9, 0.999)
     schedule: str = "warmup_cosine"
-    accumulate: int = 1
+    accumulate: int = 1                # the paper's gradient accumulation: an update sees batch_size x accumulate
+    grad_accum: int = 1                # default micro-batches per update (memory: see `cogen baselines preflight`)
     visual_tokens: bool = False
     objects: bool = False
     beyond_paper: bool = False
+    needs_task_codes: bool = False     # refused on data without task codes (EnvGen) ...
+    without_task_codes: str | None = None  # ... where this model is the same as that one
     validate_every: int = 1
     notes: tuple[str, ...] = field(default=())
 
@@ -49,6 +54,23 @@ class ModelCard:
         if size not in self.sizes:
             raise UnknownNameError("model size", size, self.sizes)
         return self.builder(shape, **self.sizes[size])
+
+    @property
+    def effective_batch(self) -> int:
+        """Samples per optimiser update (the paper's batch times its accumulation)."""
+        return self.batch_size * self.accumulate
+
+
+def _grids():
+    from cogen_baselines.grids import GridWorkload
+
+    return GridWorkload
+
+
+def _episodes():
+    from cogen_baselines.episodes import MLCWorkload
+
+    return MLCWorkload
 
 
 def _resnet(shape, **kwargs):
@@ -84,35 +106,41 @@ def _mlc(encoder_length, **kwargs):
 _SMALL_RESNET = {"blocks": ((8, 16, 3), (16, 32, 3), (32, 32, 1), (32, 64, 3), (64, 32, 1)), "stem": 8, "embed": 32,
                  "head_hidden": 32}
 _SMALL_TF = {"dim": 64, "depth": 2, "heads": 2, "hidden": 256, "head_hidden": 64}
+_LLADA = {"loss": "mean", "init": "mitchell"}
+_LLADA_SFT = {"loss": "sft", "init": "normal"}
+_SMALL_LLADA = {"dim": 64, "depth": 2, "heads": 2, "hidden": 192, "head_hidden": 64, "decode_steps": 4}
 _VANILLA = {"position": "learned", "rope": False, "registers": 0, "dropout": 0.0}
 _GRID = {"position": "sincos+objects", "rope": True, "registers": 6, "dropout": 0.1}
 
 _CARDS = (
     ModelCard("resnet", "ResNet: 5 stride-1 residual blocks; task code appended after the encoder (the paper)",
-              "cogitao", _resnet, {"paper": {}, "small": _SMALL_RESNET}, 1_360_000),
+              _grids, _resnet, {"paper": {}, "small": _SMALL_RESNET}, 1_360_000),
     ModelCard("resnet-film", "ResNet whose task code conditions every block by FiLM (beyond the paper)",
-              "cogitao", _resnet, {"paper": {"film": True}, "small": {**_SMALL_RESNET, "film": True}}, None,
-              beyond_paper=True),
-    ModelCard("vanilla-tf", "Transformer: 6 layers, d 128, learned 1-D APE", "cogitao", _transformer,
+              _grids, _resnet, {"paper": {"film": True}, "small": {**_SMALL_RESNET, "film": True}}, None,
+              beyond_paper=True, needs_task_codes=True, without_task_codes="resnet"),
+    ModelCard("vanilla-tf", "Transformer: 6 layers, d 128, learned 1-D APE", _grids, _transformer,
               {"paper": _VANILLA, "small": {**_VANILLA, **_SMALL_TF}}, 1_260_000),
     ModelCard("grid-tf", "Grid transformer: visual tokens, 2-D sin-cos APE + OPE, 2-D RoPE, 6 registers",
-              "cogitao", _transformer, {"paper": _GRID, "small": {**_GRID, **_SMALL_TF}}, 1_220_000,
+              _grids, _transformer, {"paper": _GRID, "small": {**_GRID, **_SMALL_TF}}, 1_220_000,
               visual_tokens=True, objects=True),
     ModelCard("pl-tf", "Looped transformer: one shared block (d 256) under PonderNet halting, up to 7 steps",
-              "cogitao", _ponder,
+              _grids, _ponder,
               {"paper": {}, "small": {"dim": 64, "heads": 2, "hidden": 256, "max_steps": 2, "halt_hidden": 32,
-                                          "head_hidden": 64}},
+                                      "head_hidden": 64}},
               870_000, batch_size=32, visual_tokens=True),
-    ModelCard("llada", "Masked diffusion: 6 layers, d 128, SwiGLU 384, RoPE; 32-step low-confidence decoding",
-              "cogitao", _llada,
-              {"paper": {}, "small": {"dim": 64, "depth": 2, "heads": 2, "hidden": 192, "head_hidden": 64,
-                                          "decode_steps": 4}},
-              1_290_000, epochs=20, lr=2e-4, weight_decay=0.01, visual_tokens=True),
-    ModelCard("mlc", "Compositional-ARC's MLC: encoder-decoder 3+3 layers, d 128, 2x2 patch tokens, copy task",
-              "carc", _mlc,
+    ModelCard("llada", "Masked diffusion (the paper's code): 12 tokens, 6 layers, d 128, SwiGLU 384, RoPE, "
+              "mitchell init, unweighted loss",
+              _grids, _llada, {"paper": _LLADA, "small": {**_LLADA, **_SMALL_LLADA}},
+              1_290_000, epochs=20, lr=2e-4, weight_decay=0.01),
+    ModelCard("llada-sft", "LLaDA's SFT form (departs from the paper): visual tokens (16 tokens), 1/p-weighted "
+              "loss, std-0.02 init",
+              _grids, _llada, {"paper": _LLADA_SFT, "small": {**_LLADA_SFT, **_SMALL_LLADA}},
+              1_290_000, epochs=20, lr=2e-4, weight_decay=0.01, visual_tokens=True, beyond_paper=True),
+    ModelCard("mlc", "MLC (the MLC paper): encoder-decoder 3+3 layers, d 128, 2x2 patch tokens, copy task",
+              _episodes, _mlc,
               {"paper": {}, "small": {"dim": 64, "layers": (1, 1), "heads": 2, "hidden": 128}},
               5_700_000, batch_size=200, epochs=300, lr=0.01, weight_decay=0.01, betas=(0.9, 0.95), schedule="mlc",
-              accumulate=2, validate_every=10,
+              accumulate=2, grad_accum=8, validate_every=10,
               notes=("epochs: 300 for systematicity configs, 200 for 3-shot ones (the paper)",)),
 )
 
@@ -132,16 +160,9 @@ def build_model(name: str, shape, size: str = "paper"):
 
 
 def paper_input(card: ModelCard):
-    """The input the spec's parameter counts assume: a 20x20 CompGen grid with depth-4 task codes
-    (a 22x22 canvas with visual tokens); for MLC the systematicity episodes (12 study pairs)."""
-    from cogen.carc.mlc import encoder_length
-    from cogen_baselines.data import task_vocabulary
-    from cogen_baselines.models.base import GridShape
-
-    if card.family == "carc":
-        return encoder_length(12)
-    side = 22 if card.visual_tokens else 20
-    return GridShape(side, side, 15 if card.visual_tokens else 11, task_vocabulary())
+    """The input the spec's parameter counts assume (the card's workload says): a 20x20 CompGen grid
+    with depth-4 task codes (a 22x22 canvas with visual tokens); for MLC the systematicity episodes."""
+    return card.workload().paper_input(card)
 
 
 def parameter_counts(size: str = "paper") -> list[dict]:

@@ -17,42 +17,53 @@ from pathlib import Path
 import torch
 
 from cogen.errors import UnknownNameError
+from cogen.folder.atomic import atomic_write
 from cogen_baselines import folder as layout
 from cogen_baselines.config import RunConfig, default_run_dir, resolve_device
-from cogen_baselines.errors import BaselineError
 from cogen_baselines.evaluate import score, write_json
 from cogen_baselines.models.base import count_parameters
 from cogen_baselines.protocol import RULE_NAMES, RULES, select_epochs
 from cogen_baselines.registry import ModelCard, resolve_model
 from cogen_baselines.train import Protocol, fit
+from cogen_baselines.workload import check_fits, check_stream, headlines
 
-__all__ = ["HEADLINES", "train"]
+__all__ = ["load_workload", "protocol_of", "resolve_run", "train"]
 
 log = logging.getLogger(__name__)
 
-#: The ``cogen eval`` numbers a summary keeps per family (the eval JSON has them all).
-HEADLINES = {
-    "cogitao": ("grid_accuracy", "per_pixel_accuracy", "object_pixel_accuracy", "no_transformation"),
-    "carc": ("exact_match", "color_accuracy", "shape_accuracy", "valid_rate"),
-}
+
+def resolve_run(config: RunConfig) -> tuple[ModelCard, torch.device, RunConfig, dict]:
+    """Check ``config`` against its model and data before anything is written: the model's card, the
+    device, the config with every default filled in, and the data's manifest. A model that cannot
+    read the data, or needs task codes the run will not have, is refused in one line."""
+    from cogen_baselines.data import experiment_manifest, wants_task_codes
+
+    config.check()
+    card = resolve_model(config.model)
+    if config.size not in card.sizes:
+        raise UnknownNameError("model size", config.size, card.sizes)
+    check_stream(card, config.stream)
+    device = resolve_device(config.device)
+    manifest = experiment_manifest(config.data, config.config)
+    check_fits(card, manifest, config.config, wants_task_codes(manifest, config.task_codes))
+    epochs = card.workload().default_epochs(manifest) if config.epochs is None else None
+    return card, device, config.resolved(card, device, epochs), manifest
 
 
-def _workload(card: ModelCard, config: RunConfig, device: torch.device):
-    options = {"device": device, "task_codes": config.task_codes, "train_limit": config.train_samples,
-               "eval_batch_size": config.eval_batch_size, "seed": config.seed}
-    if card.family == "carc":
-        from cogen_baselines.carc import MLCWorkload
-
-        return MLCWorkload.load(config.data, config.config, card, **options)
-    from cogen_baselines.cogitao import GridWorkload
-
-    return GridWorkload.load(config.data, config.config, card, stream=config.stream, **options)
+def load_workload(card: ModelCard, run: RunConfig, device: torch.device, eval_limit: int | None = None):
+    """The run's data on the device, read by the workload class the model's card names."""
+    return card.workload().load(run.data, run.config, card, device=device, task_codes=run.task_codes,
+                                train_limit=run.train_samples, eval_batch_size=run.eval_batch_size, seed=run.seed,
+                                stream=run.stream, precision=run.precision, eval_limit=eval_limit)
 
 
-def _protocol(card: ModelCard, run: RunConfig, device: torch.device) -> Protocol:
+def protocol_of(card: ModelCard, run: RunConfig, device: torch.device) -> Protocol:
+    """The training protocol of a resolved run: an update sees ``batch_size x the paper's accumulation``
+    samples, in ``grad_accum`` micro-batches."""
     compile_ = run.compile == "on" or (run.compile == "auto" and device.type == "cuda")
-    return Protocol(run.epochs, run.batch_size, card.lr, card.weight_decay, card.betas, card.schedule,
-                    accumulate=card.accumulate, validate_every=card.validate_every, compile=compile_)
+    return Protocol(run.epochs, run.batch_size * card.accumulate, card.lr, card.weight_decay, card.betas,
+                    card.schedule, accumulate=run.grad_accum, validate_every=card.validate_every, compile=compile_,
+                    precision=run.precision)
 
 
 def _environment(device: torch.device) -> dict:
@@ -69,17 +80,13 @@ def _checkpointer(folder: Path, model) -> Callable[[dict, list[dict]], None]:
         for rule, epoch in select_epochs(history).items():
             if epoch == record["epoch"]:
                 path = layout.checkpoint_path(folder, rule)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                torch.save(model.state_dict(), path)
+                atomic_write(path, lambda temporary: torch.save(model.state_dict(), temporary))
 
     return on_epoch
 
 
-def _headline(metrics: dict, family: str) -> dict:
-    return {name: metrics.get(name) for name in HEADLINES[family]}
-
-
-def _test(folder: Path, model, workload, run: RunConfig, selected: dict, device: torch.device) -> dict:
+def _test(folder: Path, model, workload, run: RunConfig, selected: dict, device: torch.device,
+          names: tuple[str, ...]) -> dict:
     """Predictions and ``cogen eval`` scores of every test split for the weights of each rule."""
     results, done = {}, {}
     for rule in RULES:
@@ -89,9 +96,9 @@ def _test(folder: Path, model, workload, run: RunConfig, selected: dict, device:
         if epoch in done:  # same weights as an earlier rule: same predictions and scores
             earlier = done[epoch]
             for split in workload.test_splits:
-                predictions = layout.predictions_path(folder, rule, split)
-                predictions.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(layout.predictions_path(folder, earlier, split), predictions)
+                predictions, source = layout.predictions_path(folder, rule, split), \
+                    layout.predictions_path(folder, earlier, split)
+                atomic_write(predictions, lambda temporary, source=source: shutil.copyfile(source, temporary))
                 metrics = json.loads(layout.eval_path(folder, earlier, split).read_text(encoding="utf-8"))
                 write_json(layout.eval_path(folder, rule, split), {**metrics, "predictions": str(predictions)})
             results[rule] = {**results[earlier], "epoch": epoch}
@@ -102,26 +109,9 @@ def _test(folder: Path, model, workload, run: RunConfig, selected: dict, device:
             path = layout.predictions_path(folder, rule, split)
             loop = workload.predict(model, split, path)
             metrics = score(run.data, run.config, split, path, layout.eval_path(folder, rule, split))
-            results[rule][split] = {**_headline(metrics, workload.family), **loop, "n": metrics["n"]}
+            results[rule][split] = {**{name: metrics.get(name) for name in names}, **loop, "n": metrics["n"]}
         done[epoch] = rule
     return results
-
-
-def _default_epochs(card: ModelCard, config: RunConfig) -> int | None:
-    """The paper's epochs where they depend on the data (MLC: 300 for systematicity, 200 for 3-shot);
-    also refuses a model of the wrong family before any folder is touched."""
-    from cogen_baselines.data import experiment_manifest
-
-    family = experiment_manifest(config.data, config.config).get("family", "cogitao")
-    if family != card.family:
-        use = "mlc" if family == "carc" else "resnet, vanilla-tf, grid-tf, pl-tf or llada"
-        raise BaselineError(f"{config.config} is a {family} config and --model {card.name} trains on {card.family} "
-                            f"configs; use --model {use}")
-    if card.family == "carc" and config.epochs is None:
-        from cogen_baselines.carc import default_epochs
-
-        return default_epochs(experiment_manifest(config.data, config.config))
-    return None
 
 
 def train(config: RunConfig, out: str | Path | None = None,
@@ -132,22 +122,15 @@ def train(config: RunConfig, out: str | Path | None = None,
     run, finished, is returned as is.
     """
     started = time.perf_counter()
-    config.check()
-    card = resolve_model(config.model)
-    if config.stream is not None and card.family != "cogitao":
-        raise BaselineError(f"--stream makes COGITAO samples; {card.name} trains on the stored {card.family} data "
-                            "(leave out --stream)")
-    if config.size not in card.sizes:
-        raise UnknownNameError("model size", config.size, card.sizes)
-    device = resolve_device(config.device)
-    run = config.resolved(card, device, _default_epochs(card, config))
+    card, device, run, manifest = resolve_run(config)
+    names = headlines(manifest)
     folder = Path(out) if out is not None else default_run_dir(config)
     finished = layout.prepare(folder, run.as_dict())
     if finished is not None:
         log.info("%s already holds this run, finished", folder)
         return finished
     with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
-        workload = _workload(card, run, device)
+        workload = load_workload(card, run, device)
         torch.manual_seed(config.seed)
         model = card.build(workload.model_input, config.size).to(device)
         parameters = count_parameters(model)
@@ -156,14 +139,14 @@ def train(config: RunConfig, out: str | Path | None = None,
             "run": run.as_dict(), "data": workload.describe(), "environment": _environment(device),
             "model": {"name": card.name, "summary": card.summary, "parameters": parameters,
                       "paper_parameters": card.paper_parameters, "beyond_paper": card.beyond_paper},
-            "protocol": {**_protocol(card, run, device).__dict__, "checkpoint_rules": RULE_NAMES}})
-        history = fit(model, workload, _protocol(card, run, device), device, _checkpointer(folder, model), progress)
+            "protocol": {**protocol_of(card, run, device).__dict__, "checkpoint_rules": RULE_NAMES}})
+        history = fit(model, workload, protocol_of(card, run, device), device, _checkpointer(folder, model), progress)
         trained = time.perf_counter() - started
         selected = select_epochs(history)
-        results = _test(folder, model, workload, run, selected, device)
+        results = _test(folder, model, workload, run, selected, device, names)
     summary = {"model": card.name, "config": config.config, "setting": workload.describe().get("setting"),
-               "family": card.family, "seed": config.seed, "size": config.size, "parameters": parameters,
-               "epochs": len(history), "selected": selected, "results": results,
+               "family": manifest.get("family"), "headline": names[0], "seed": config.seed, "size": config.size,
+               "parameters": parameters, "epochs": len(history), "selected": selected, "results": results,
                "train_seconds": round(trained, 1), "seconds": round(time.perf_counter() - started, 1),
                "device": str(device), "complete": True}
     write_json(folder / layout.SUMMARY, summary)

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from cogen.folder.atomic import atomic_write
 from cogen_baselines.config import RunConfig
 from cogen_baselines.errors import BaselineError
 
@@ -58,23 +59,29 @@ def configs_of(data: str, settings: Sequence[str]) -> list[str]:
 
 def plan(models: Sequence[str], settings: Sequence[str], seeds: Sequence[int], data: str,
          options: dict | None = None) -> list[RunConfig]:
-    """Every run of the suite, in order (model, config, seed)."""
+    """Every run of the suite, in order (model, config, seed); a model that cannot train on one of the
+    configs (other columns, or task codes it needs and the config lacks) is refused before any run."""
+    from cogen_baselines.data import experiment_manifest, wants_task_codes
     from cogen_baselines.registry import resolve_model
+    from cogen_baselines.workload import check_fits
 
-    for model in models:
-        resolve_model(model)
+    configs = configs_of(data, settings)
     base = RunConfig(models[0], data, "", **(options or {}))
+    for config in configs:
+        manifest = experiment_manifest(data, config)
+        for model in models:
+            check_fits(resolve_model(model), manifest, config, wants_task_codes(manifest, base.task_codes))
     return [replace(base, model=model, config=config, seed=seed)
-            for model in models for config in configs_of(data, settings) for seed in seeds]
+            for model in models for config in configs for seed in seeds]
 
 
 def _command(run: RunConfig, out: Path) -> list[str]:
     command = [sys.executable, "-m", "cogen", "baselines", "train", "--model", run.model, "--data", run.data,
                "--config", run.config, "--seed", str(run.seed), "--out", str(out), "--no-progress",
                "--size", run.size, "--device", run.device, "--task-codes", run.task_codes, "--compile", run.compile,
-               "--eval-batch-size", str(run.eval_batch_size)]
+               "--precision", run.precision, "--eval-batch-size", str(run.eval_batch_size)]
     for flag, value in (("--epochs", run.epochs), ("--batch-size", run.batch_size),
-                        ("--train-samples", run.train_samples)):
+                        ("--train-samples", run.train_samples), ("--grad-accum", run.grad_accum)):
         if value is not None:
             command += [flag, str(value)]
     return command
@@ -140,7 +147,7 @@ def run_suite(models: Sequence[str], settings: Sequence[str], seeds: Sequence[in
         _in_process(runs, folder_of, report, progress) or []
     table = results_table(find_runs([folder_of(run) for run in runs if folder_of(run).exists()]),
                           rule or DEFAULT_RULE)
-    (out / "table.md").write_text(table, encoding="utf-8")
+    atomic_write(out / "table.md", lambda temporary: temporary.write_text(table, encoding="utf-8"))
     if failures:
         raise BaselineError(f"{len(failures)} of {len(runs)} runs failed: " + "; ".join(failures))
     return table

@@ -1,12 +1,14 @@
-"""Results tables of finished runs, in the COGITAO paper's Table 1 layout, with the paper's numbers beside them.
+"""Results tables of finished runs, in the grid paper's Table 1 layout, with the paper's numbers beside them.
 
 Rows are settings (C1 ... G5), column groups are models, each with ID, OOD and Δ = ID - OOD test
 grid accuracy (%, scored by ``cogen eval``). A cell is the mean ± SEM over seeds, where each
 seed's value is the mean over the experiments of that setting that were run (the paper's Table 1
 averages 5 experiments x 3 seeds). In parentheses: the paper's number, Table 1's when all five
 experiments of the setting were run, otherwise the mean of Tables 5-8 over the experiments that
-were (marked ``*``). Compositional-ARC runs (MLC) get their own table: exact match, colour and
-shape accuracy beside the paper's Table 1.
+were (marked ``*``). Runs scored on one test split only (no OOD split: MLC's episodes)
+get their own table: the metrics their paper reports (MLC: exact match, colour and shape accuracy
+beside the MLC paper's Table 1), else the run's headline metric. Which table a run goes to is
+a property of its results (an OOD test split or not), never of a family's name.
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from pathlib import Path
 
 from cogen_baselines.errors import RunFolderError
 from cogen_baselines.folder import SUMMARY, read_summary
-from cogen_baselines.paper import CARC_MLC, EXPERIMENTS, TABLE_1
+from cogen_baselines.paper import EXPERIMENTS, SINGLE_SPLIT, TABLE_1
 from cogen_baselines.protocol import DEFAULT_RULE, RULE_NAMES, RULES
 
 __all__ = ["METRICS", "find_runs", "mean_sem", "results_table"]
 
-#: Numbers a COGITAO table can show: ``cogen eval``'s grid accuracy, or the in-loop padded one (the paper's).
+#: Numbers a grid table can show: ``cogen eval``'s grid accuracy, or the in-loop padded one (the paper's).
 METRICS = ("grid_accuracy", "padded_grid_accuracy")
 _SETTING = re.compile(r"^([A-Za-z]+\d*)-\d+$")
 _SETTING_ORDER = ("C1", "C2", "C3", "G1", "G2", "G3", "G4", "G5", "S")
@@ -91,7 +93,7 @@ def _order(names, order) -> list[str]:
     return sorted(names, key=lambda name: (order.index(name) if name in order else len(order), name))
 
 
-def _cogitao_table(runs: list[dict], rule: str, metric: str) -> list[str]:
+def _id_ood_table(runs: list[dict], rule: str, metric: str) -> list[str]:
     from cogen_baselines.registry import MODELS
 
     groups = defaultdict(list)
@@ -123,19 +125,35 @@ def _cogitao_table(runs: list[dict], rule: str, metric: str) -> list[str]:
     return lines + [""] + [f"- {note}" for note in notes]
 
 
-def _carc_table(runs: list[dict], rule: str) -> list[str]:
+def _has_ood(run: dict) -> bool:
+    return any(isinstance(result, dict) and "test_ood" in result for result in run["results"].values())
+
+
+def _single_split_columns(run: dict) -> tuple[str, ...]:
+    return SINGLE_SPLIT[run["model"]][0] if run["model"] in SINGLE_SPLIT else (run.get("headline") or "grid_accuracy",)
+
+
+def _single_split_paper(run: dict) -> tuple[float, ...] | None:
+    """The paper's numbers for this run's model and config kind (the run's setting, else its config name)."""
+    if run["model"] not in SINGLE_SPLIT:
+        return None
+    numbers = SINGLE_SPLIT[run["model"]][1]
+    kind = next((key for key in numbers if key == run.get("setting")), None) or \
+        next((key for key in numbers if key in run["config"]), None)
+    return numbers.get(kind)
+
+
+def _single_split_table(runs: list[dict], rule: str, columns: tuple[str, ...]) -> list[str]:
     groups = defaultdict(list)
     for run in runs:
         result = run["results"].get(rule if rule in run["results"] else "id_val", {}).get("test")
         if result:
-            groups[(run["config"], run["model"])].append(result)
-    lines = ["| config | model | seeds | exact match | colour accuracy | shape accuracy |",
-             "|---|---|---:|---:|---:|---:|"]
+            groups[(run["config"], run["model"])].append((result, _single_split_paper(run)))
+    names = [name.replace("_", " ").replace("color", "colour") for name in columns]
+    lines = ["| config | model | seeds | " + " | ".join(names) + " |", "|---|---|---:" + "|---:" * len(columns) + "|"]
     for (config, model), results in sorted(groups.items()):
-        kind = "3shot" if "3shot" in config else "systematicity"
-        paper = CARC_MLC.get(kind) if model == "mlc" else None
-        cells = [_cell([100 * r[key] for r in results], paper and paper[k], False)
-                 for k, key in enumerate(("exact_match", "color_accuracy", "shape_accuracy"))]
+        paper = results[0][1]
+        cells = [_cell([100 * r[key] for r, _ in results], paper and paper[k], False) for k, key in enumerate(columns)]
         lines.append(f"| {config} | {model} | {len(results)} | " + " | ".join(cells) + " |")
     return lines
 
@@ -147,18 +165,22 @@ def results_table(runs: list[dict], rule: str = DEFAULT_RULE, metric: str = "gri
     if metric not in METRICS:
         raise RunFolderError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
     out = []
-    cogitao = [run for run in runs if run.get("family", "cogitao") == "cogitao"]
-    carc = [run for run in runs if run.get("family") == "carc"]
+    paired = [run for run in runs if _has_ood(run)]
     what = "`cogen eval` grid accuracy" if metric == "grid_accuracy" else "grid accuracy on the padded grids"
-    if cogitao:
+    if paired:
         out += [(f"Test {what} (%), mean ± SEM over seeds (each seed: the mean over the experiments run); "
-                 "in parentheses the COGITAO paper (Table 1; * = mean of its Tables 5-8 rows for the experiments "
+                 "in parentheses the grid paper (Table 1; * = mean of its Tables 5-8 rows for the experiments "
                  f"run). Checkpoint rule: {RULE_NAMES[rule]}."), ""]
-        out += _cogitao_table(cogitao, rule, metric)
-    if carc:
+        out += _id_ood_table(paired, rule, metric)
+    single = defaultdict(list)
+    for run in runs:
+        if not _has_ood(run):
+            single[_single_split_columns(run)].append(run)
+    for columns, group in single.items():
         out += ([""] if out else []) + [
-            "Compositional-ARC test set (%), mean ± SEM over seeds; in parentheses the paper's MLC (Table 1). "
+            "Test set (%) of configs without an out-of-domain split, mean ± SEM over seeds; in parentheses the "
+            "model's paper (MLC: the MLC paper's Table 1). "
             f"Checkpoint rule: {RULE_NAMES[rule if rule != 'ood_loss' else 'id_val']}"
             + (" (these configs have no OOD validation split)." if rule == "ood_loss" else "."), ""]
-        out += _carc_table(carc, rule)
+        out += _single_split_table(group, rule, columns)
     return "\n".join(out) + "\n"

@@ -64,6 +64,18 @@ def built(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     return _BUILT[name]
 
 
+@pytest.fixture(scope="module", name="envgen")
+def envgen_build(tmp_path_factory) -> Path:
+    """The EnvGen build (configs T-1, T-2)."""
+    return built(tmp_path_factory, "envgen")
+
+
+@pytest.fixture(scope="module", name="compgen")
+def compgen_build(tmp_path_factory) -> Path:
+    """The CompGen build (configs E-1, E-2)."""
+    return built(tmp_path_factory, "compgen")
+
+
 @pytest.fixture(autouse=True)
 def one_thread():
     """Tiny models gain nothing from intra-op threads, and on a busy machine two threads can be 20x slower."""

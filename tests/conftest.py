@@ -18,6 +18,8 @@ if os.environ.get("COGEN_REQUIRE_SANDBOX") != "1":
 
 
 # --- Loopback Hub (tests/fake_hub.py) for the publishing tests -------------------------------
+from pathlib import Path  # noqa: E402
+
 import pytest  # noqa: E402  (after the environment set-up above, on purpose)
 
 
@@ -60,18 +62,117 @@ def fake_hub(monkeypatch, tmp_path):
     server.server_close()
 
 
+# --- Builds shared by the tests that only read them -------------------------------------------
+#: The tiny build of each family that read-only tests share (``tiny_builds``): one COGITAO experiment,
+#: a Compositional-ARC pool with every kind of config, one programs setting.
+TINY_COGITAO = """\
+setting: V
+seed: 5
+defaults:
+  grid: {height: [6, 8], width: [6, 8]}
+  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
+  sizes: {train: 60, validation: 12, test: 12, validation_ood: 12, test_ood: 12}
+experiments:
+  V-1:
+    in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal, rot90]]}
+    out_of_domain: {sequences: [[rot90, mirror_horizontal]]}
+"""
+TINY_CARC_CONFIGS = ["carc-episodes", "carc-systematicity-1860", "carc-3shot-1860", "carc-3shot-1870", "carc-static"]
+TINY_PROGRAMS = """\
+setting: vp
+family: programs
+seed: 9
+functions: 12
+settings: [block]
+"""
+
+
+class SharedBuilds:
+    """Build folders made once per test session and shared by every test that asks for the same builds.
+
+    ``shared_build(spec, **options)`` is the folder of ``cogen.pipeline.build(spec, folder, workers=1,
+    **options)``, where ``spec`` is a packaged spec name or YAML text; ``shared_build.folder((spec,
+    options), ...)`` builds several specs, each into a folder of its own, and merges them into one. Every folder is read-only: a test that must
+    change one copies it first, and the session ends with an error naming any folder a test changed.
+    """
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.folders: dict[str, tuple[Path, dict[str, str]]] = {}
+
+    def __call__(self, spec: str, **options) -> Path:
+        return self.folder((spec, options))
+
+    def folder(self, *builds: tuple[str, dict]) -> Path:
+        key = repr(builds)
+        if key not in self.folders:
+            from cogen.pipeline import build
+
+            folder = self.root / f"build-{len(self.folders)}"
+            parts = [folder] if len(builds) == 1 else [self.root / f"part-{len(self.folders)}-{n}" for n in range(len(builds))]
+            for number, ((spec, options), part) in enumerate(zip(builds, parts, strict=True)):
+                if "\n" in spec:  # YAML text, not a packaged name
+                    path = self.root / f"spec-{len(self.folders)}-{number}.yaml"
+                    path.write_text(spec, encoding="utf-8")
+                    spec = path
+                build(spec, part, **{"workers": 1, **options})
+            if len(parts) > 1:  # a folder holds one build: several builds are merged into one folder
+                from cogen.hub import merge
+
+                merge(parts, folder)
+            self.folders[key] = folder, _digests(folder)
+        return self.folders[key][0]
+
+    def changed(self) -> list[str]:
+        """The folders whose files differ from what their builds wrote."""
+        return [str(folder) for folder, digests in self.folders.values() if _digests(folder) != digests]
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and ".cogen" not in p.relative_to(folder).parts}
+
+
 @pytest.fixture(scope="session")
-def small_build(tmp_path_factory):
+def shared_build(tmp_path_factory):
+    """The session's :class:`SharedBuilds` (read-only folders; copy one to change it)."""
+    builds = SharedBuilds(tmp_path_factory.mktemp("shared"))
+    yield builds
+    changed = builds.changed()
+    assert not changed, f"tests changed shared read-only builds (copy a build to change it): {changed}"
+
+
+@pytest.fixture(scope="session")
+def tiny_cogitao(shared_build) -> Path:
+    """A tiny COGITAO build (experiment V-1), shared and read-only."""
+    return shared_build(TINY_COGITAO)
+
+
+@pytest.fixture(scope="session")
+def tiny_carc(shared_build) -> Path:
+    """A tiny Compositional-ARC build (scale 0.001: 100 episodes; ``TINY_CARC_CONFIGS``), shared and read-only."""
+    return shared_build("carc", scale=0.001, only=TINY_CARC_CONFIGS)
+
+
+@pytest.fixture(scope="session")
+def tiny_programs(shared_build) -> Path:
+    """A tiny programs build (config vp-block, 12 functions), shared and read-only."""
+    return shared_build(TINY_PROGRAMS)
+
+
+@pytest.fixture(scope="session")
+def tiny_builds(tiny_cogitao, tiny_carc, tiny_programs) -> dict[str, Path]:
+    """The tiny build of every family, by family name."""
+    return {"cogitao": tiny_cogitao, "carc": tiny_carc, "programs": tiny_programs}
+
+
+@pytest.fixture(scope="session")
+def small_build(shared_build):
     """A small real build shared by the publishing and loader tests (read-only: copy it to change it).
 
     Two CompGen configs and one EnvGen config at scale 0.002 (200 training rows, 2 per other split).
     """
-    from cogen.hub import merge
-    from cogen.pipeline import build
-
-    parts = tmp_path_factory.mktemp("small-build-parts")  # a folder holds one build: two builds are merged
-    build("c1", parts / "c1", scale=0.002, workers=1, only=["C1-1", "C1-2"])
-    build("g2", parts / "g2", scale=0.002, workers=1, only=["G2-1"])
-    out = tmp_path_factory.mktemp("small-build")
-    merge([parts / "c1", parts / "g2"], out)
-    return out
+    return shared_build.folder(("c1", {"scale": 0.002, "only": ["C1-1", "C1-2"]}),
+                               ("g2", {"scale": 0.002, "only": ["G2-1"]}))

@@ -25,7 +25,7 @@ FAMILY_FOLDERS = sorted(path.name for path in (PACKAGE / "families").iterdir()
 FAMILY_SPEC_MODULES = ("spec", "schema")
 #: The layers, bottom first; a unit may import its own layer's units only where listed in SAME_LAYER.
 LAYERS = (
-    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng",
+    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng", "cogen._slots",
      "cogen.families", "cogen.palette"},
     {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.programs", "cogen.render"},
     {"cogen.specs"},
@@ -241,122 +241,8 @@ def test_the_family_check_finds_names_titles_and_comparisons(tmp_path):
     assert [number for _, number, _ in found] == [1, 2, 4, 5, 6, 7] and found[0][0] == "planted.py"
 
 
-#: Lines that name a family in packages other engineers are cleaning now (issue 27: cogen_baselines and
-#: `cogen baselines`), by file and text. Delete an
-#: entry when its line goes; the list ends empty. Nothing else may be added here.
+#: Lines that name a family in packages other engineers were cleaning, by file and text. Delete an entry
+#: when its line goes; the list ends empty, and is (issue 27 cleaned cogen_baselines and `cogen baselines`,
+#: issue 28 cogen.export, cogen.io and `cogen export`). Nothing may be added here.
 ALLOWED: dict[str, tuple[str, ...]] = {
-    "cogen/cli/baselines.py": (
-        'app = typer.Typer(help="Train the COGITAO / Compositional-ARC model baselines and tabulate them beside the papers.",',
-        'stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config\'s endless stream, never a stored validation or test pair. COGITAO models only.")] = None,',
-        'headline = "grid_accuracy" if summary["family"] == "cogitao" else "exact_match"',
-    ),
-    "cogen_baselines/__init__.py": (
-        '"""Model baselines of the COGITAO and Compositional-ARC papers, trained and scored on cogen\'s datasets.',
-        'table writer), ``cogitao`` / ``carc`` (the two workloads), ``run`` / ``suite`` / ``folder``.',
-    ),
-    "cogen_baselines/carc.py": (
-        '"""Compositional-ARC episodes as a training workload for the MLC model.',
-        "episodes becomes :mod:`cogen.carc.mlc`'s token layout on the device, vectorised over episodes",
-        'and queries (:func:`episode_tokens`; the tests check it against :func:`cogen.carc.mlc.mlc_arrays`).',
-        'from cogen.carc.mlc import EOS, IO_SEP, PATCH_OFFSET, SOS, SUP_SEP, VOCAB_SIZE',
-        '"""The paper\'s epochs for a Compositional-ARC config: 300 for systematicity, 200 for 3-shot."""',
-        '"""Patch tokens ``(..., 25)`` of 10x10 grids ``(..., 10, 10)`` (the layout of :func:`cogen.carc.mlc.encode_grids`)."""',
-        'study pairs come first), as :func:`cogen.carc.mlc.mlc_arrays` stacks them.',
-        '"""Train and evaluate the MLC model on one Compositional-ARC config."""',
-        'family = "carc"',
-        'if manifest.get("family") != "carc":',
-        'raise BaselineError(f"{config} is a {manifest.get(\'family\', \'cogitao\')} config; --model {card.name} "',
-        '"trains on Compositional-ARC configs")',
-        'from cogen.carc.mlc import decode_grids',
-        'from cogen.families.carc.evaluate import query_id',
-        'return {"config": self.manifest.get("config"), "setting": "carc", "kind": self.manifest.get("kind"),',
-    ),
-    "cogen_baselines/cogitao.py": (
-        '"""COGITAO experiments as a training workload: batches from device tensors, validation, predictions.',
-        'for the grid models of the COGITAO paper.',
-        '"""Train and evaluate a grid model on one COGITAO experiment held on the device."""',
-        'family = "cogitao"',
-    ),
-    "cogen_baselines/config.py": (
-        "then trains on fresh samples of the config's stream (COGITAO models only).",
-    ),
-    "cogen_baselines/data.py": (
-        '"""A COGITAO experiment\'s splits, padded once and held on the device.',
-        '#: The splits of a COGITAO experiment, in the order they are loaded.',
-        '"""Load every split of COGITAO experiment ``config`` of ``data`` (build folder or Hub repo id) onto ``device``.',
-        'if manifest.get("family", "cogitao") != "cogitao":',
-        'raise BaselineError(f"{config} is a {manifest.get(\'family\')} config; the COGITAO models train on COGITAO "',
-        '"experiments (use --model mlc for Compositional-ARC)")',
-        'from cogen.families.cogitao.build import CogitaoBuilder',
-    ),
-    "cogen_baselines/models/base.py": (
-        '"""What every COGITAO model takes and gives: a batch of padded grids in, per-cell class scores out.',
-        '"""One batch of a COGITAO split, on the device (see the module docstring)."""',
-    ),
-    "cogen_baselines/models/llada.py": (
-        '"""LLaDA (COGITAO paper App. H; decision 4): a masked-diffusion transformer trained from scratch.',
-    ),
-    "cogen_baselines/models/mlc.py": (
-        '"""Compositional-ARC\'s MLC model (seed 000, Table 3; spec A.6): a transformer encoder-decoder over 2x2 patches.',
-        "Tokens are :mod:`cogen.carc.mlc`'s: 5 specials and 10,000 patch ids. The encoder reads the study",
-        'from cogen.carc.mlc import GRID_TOKENS, PATCH_OFFSET, SOS, VOCAB_SIZE',
-        '""":meth:`loss` of an :class:`~cogen_baselines.carc.MLCBatch`."""',
-    ),
-    "cogen_baselines/models/pl_tf.py": (
-        '"""PL-TF (COGITAO paper App. H): one weight-shared transformer block looped under PonderNet halting.',
-    ),
-    "cogen_baselines/models/resnet.py": (
-        '"""ResNet (COGITAO paper App. H): a stride-1 residual conv stack classifying every cell.',
-    ),
-    "cogen_baselines/paper.py": (
-        "#: Compositional-ARC config kind -> MLC's (exact match, colour accuracy, shape accuracy), %.",
-        'CARC_MLC = {',
-    ),
-    "cogen_baselines/protocol.py": (
-        "from 1 to 0.05 (Compositional-ARC's code: lr 0.01 ends at 5e-4).",
-        "* ``ood_loss``: the lowest out-of-domain validation loss (the COGITAO paper's rule, the default);",
-    ),
-    "cogen_baselines/registry.py": (
-        'family: str                        # "cogitao" or "carc"',
-        '"cogitao", _resnet, {"paper": {}, "small": _SMALL_RESNET}, 1_360_000),',
-        '"cogitao", _resnet, {"paper": {"film": True}, "small": {**_SMALL_RESNET, "film": True}}, None,',
-        'ModelCard("vanilla-tf", "Transformer: 6 layers, d 128, learned 1-D APE", "cogitao", _transformer,',
-        '"cogitao", _transformer, {"paper": _GRID, "small": {**_GRID, **_SMALL_TF}}, 1_220_000,',
-        '"cogitao", _ponder,',
-        '"cogitao", _llada,',
-        'ModelCard("mlc", "Compositional-ARC\'s MLC: encoder-decoder 3+3 layers, d 128, 2x2 patch tokens, copy task",',
-        '"carc", _mlc,',
-        'from cogen.carc.mlc import encoder_length',
-        'if card.family == "carc":',
-    ),
-    "cogen_baselines/run.py": (
-        '"cogitao": ("grid_accuracy", "per_pixel_accuracy", "object_pixel_accuracy", "no_transformation"),',
-        '"carc": ("exact_match", "color_accuracy", "shape_accuracy", "valid_rate"),',
-        'if card.family == "carc":',
-        'from cogen_baselines.carc import MLCWorkload',
-        'from cogen_baselines.cogitao import GridWorkload',
-        'family = experiment_manifest(config.data, config.config).get("family", "cogitao")',
-        'use = "mlc" if family == "carc" else "resnet, vanilla-tf, grid-tf, pl-tf or llada"',
-        'if card.family == "carc" and config.epochs is None:',
-        'from cogen_baselines.carc import default_epochs',
-        'if config.stream is not None and card.family != "cogitao":',
-        'raise BaselineError(f"--stream makes COGITAO samples; {card.name} trains on the stored {card.family} data "',
-    ),
-    "cogen_baselines/table.py": (
-        '"""Results tables of finished runs, in the COGITAO paper\'s Table 1 layout, with the paper\'s numbers beside them.',
-        'were (marked ``*``). Compositional-ARC runs (MLC) get their own table: exact match, colour and',
-        'from cogen_baselines.paper import CARC_MLC, EXPERIMENTS, TABLE_1',
-        "#: Numbers a COGITAO table can show: ``cogen eval``'s grid accuracy, or the in-loop padded one (the paper's).",
-        'def _cogitao_table(runs: list[dict], rule: str, metric: str) -> list[str]:',
-        'def _carc_table(runs: list[dict], rule: str) -> list[str]:',
-        'paper = CARC_MLC.get(kind) if model == "mlc" else None',
-        'cogitao = [run for run in runs if run.get("family", "cogitao") == "cogitao"]',
-        'carc = [run for run in runs if run.get("family") == "carc"]',
-        'if cogitao:',
-        '"in parentheses the COGITAO paper (Table 1; * = mean of its Tables 5-8 rows for the experiments "',
-        'out += _cogitao_table(cogitao, rule, metric)',
-        'if carc:',
-        '"Compositional-ARC test set (%), mean ± SEM over seeds; in parentheses the paper\'s MLC (Table 1). "',
-        'out += _carc_table(carc, rule)',
-    ),
 }

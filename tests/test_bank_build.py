@@ -33,6 +33,7 @@ def _arrow_writer() -> str:
     return f"pyarrow {pyarrow.__version__}"
 
 
+@pytest.mark.slow
 def test_rebuild_reproduces_the_manifest_checksums(rebuilt):
     directory, manifest = rebuilt
     shipped = json.loads((objects_dir() / "manifest.json").read_text())
@@ -44,6 +45,7 @@ def test_rebuild_reproduces_the_manifest_checksums(rebuilt):
     assert load_bank(directory).sha256 == load_bank().sha256
 
 
+@pytest.mark.slow
 def test_rebuilt_arrow_table_has_the_shipped_content(rebuilt):
     pyarrow = pytest.importorskip("pyarrow")
     directory, _ = rebuilt
@@ -52,6 +54,7 @@ def test_rebuilt_arrow_table_has_the_shipped_content(rebuilt):
     assert tables[0].equals(tables[1])
 
 
+@pytest.mark.slow
 def test_built_bank_equals_its_written_files(rebuilt):
     directory, _ = rebuilt
     bank = load_bank(directory)
@@ -95,6 +98,7 @@ print(hashlib.sha256(grids.tobytes() + shapes.tobytes()).hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_kernels_give_the_same_objects_without_jit():
     from cogen.bank._generate import generate
     from cogen.bank._recipes import sweep
@@ -133,3 +137,9 @@ def test_sweep_is_a_plain_enumeration():
     table = sweep()
     assert table.shape[1] == len(RECIPE_COLUMNS) and np.array_equal(table, sweep())
     assert len(np.unique(table[:, -1])) == len(table)
+
+
+def test_the_shipped_readme_is_the_one_the_shipped_bank_writes():
+    from cogen.bank._readme import readme
+
+    assert readme(load_bank()) == (objects_dir() / "README.md").read_text(encoding="utf-8")

@@ -55,6 +55,7 @@ def test_show_needs_a_selection():
     assert result.exit_code != 0 and "--id" in result.output
 
 
+@pytest.mark.slow
 def test_verify_and_build(tmp_path):
     assert _run("verify").exit_code == 0
     if os.environ.get("NUMBA_DISABLE_JIT") == "1":

@@ -49,6 +49,7 @@ def test_objects_are_read_only(bank):
         bank.column("rows")[0] = 3
 
 
+@pytest.mark.slow
 def test_table_matches_the_oracle_on_a_sample(bank):
     ids = np.linspace(0, len(bank) - 1, 600).astype(int)
     for i in ids:

@@ -38,12 +38,14 @@ def _half_turn(grid: np.ndarray) -> np.ndarray:
     return _image("rot90", _image("rot90", grid))
 
 
+@pytest.mark.slow
 def test_every_setting_and_split_was_checked(ood_rows):
     configs = {config for config, _ in ood_rows}
     assert configs == {f"G{s}-{k}" for s in (4, 5) for k in range(1, 6)}
     assert len(ood_rows) == 10 * 2 * 20
 
 
+@pytest.mark.slow
 def test_no_out_of_domain_object_is_kept_by_a_mirror_or_a_half_turn(ood_rows):
     bank = load_bank()
     checked = set()

@@ -229,6 +229,7 @@ def _random_grids(count: int, seed: int) -> list[np.ndarray]:
     return grids
 
 
+@pytest.mark.slow
 def test_random_objects_match_the_oracle_in_one_batch():
     grids = _random_grids(1500, seed=7)
     offsets = np.cumsum([0] + [g.size for g in grids])

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 torch = pytest.importorskip("torch")
 
-from baselines_helpers import built, one_thread  # noqa: F401  (autouse fixture)
+from baselines_helpers import built, compgen_build, one_thread  # noqa: F401  (fixtures)
 
 from cogen.cli import app
 from cogen_baselines.paper import EXPERIMENTS, TABLE_1
@@ -25,15 +25,11 @@ runner = CliRunner()
 SMALL = ["--size", "small", "--epochs", "1", "--batch-size", "16", "--train-samples", "32", "--device", "cpu"]
 
 
-@pytest.fixture(scope="module")
-def compgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "compgen")
-
-
 def _cli(*args: str):
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_train_table_suite_and_models_commands(compgen, tmp_path):
     runs = tmp_path / "suite"
     first = runs / "resnet" / "E-2" / "seed0"
@@ -89,6 +85,7 @@ def errors(capsys):
     yield _errors
 
 
+@pytest.mark.slow
 def test_the_entry_point_prints_one_line_without_a_traceback():
     result = subprocess.run([sys.executable, "-m", "cogen", "baselines", "table", "/no/such/runs"],
                             capture_output=True, text=True, check=False)
@@ -200,6 +197,7 @@ def test_the_papers_table_1_is_the_mean_of_its_tables_5_to_8():
             assert statistics.fmean(r[2] for r in rows) == pytest.approx(ood, abs=0.1), (setting, model)
 
 
+@pytest.mark.slow
 def test_train_with_stream_records_it_and_scores_like_any_run(compgen, tmp_path):
     folder = tmp_path / "streamed"
     result = _cli("baselines", "train", "--model", "resnet", "--data", str(compgen), "--config", "E-1",
@@ -214,4 +212,15 @@ def test_train_with_stream_records_it_and_scores_like_any_run(compgen, tmp_path)
 def test_stream_with_mlc_is_refused(tmp_path, errors):
     message = errors("train", "--model", "mlc", "--data", str(tmp_path), "--config", "carc-3shot-1860",
                      "--stream", "c1", "--out", str(tmp_path / "run"))
-    assert "--stream makes COGITAO samples" in message
+    assert "--stream makes fresh grid samples; mlc trains on stored episodes" in message
+
+
+def test_the_suite_plans_every_model_config_and_seed_in_order(compgen):
+    from cogen_baselines.errors import BaselineError
+    from cogen_baselines.suite import plan
+
+    runs = plan(["resnet"], ["e"], [0, 1], str(compgen))
+    assert [(run.model, run.config, run.seed) for run in runs] == [
+        ("resnet", config, seed) for config in ("E-1", "E-2") for seed in (0, 1)]
+    with pytest.raises(BaselineError, match="no config of setting 'x'"):
+        plan(["resnet"], ["x"], [0], str(compgen))

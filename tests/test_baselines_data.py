@@ -3,8 +3,6 @@ onto the device from real builds, MLC batches against ``cogen.carc.mlc``, and pr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -13,7 +11,7 @@ from cogen.io import PAD_VALUE, pad_grids, visual_tokens
 
 torch = pytest.importorskip("torch")
 
-from baselines_helpers import CARC_CONFIG, built, one_thread  # noqa: F401  (autouse fixture)
+from baselines_helpers import CARC_CONFIG, built, compgen_build, envgen_build, one_thread  # noqa: F401  (fixtures)
 
 from cogen_baselines.data import load_experiment
 from cogen_baselines.errors import BaselineError
@@ -107,16 +105,6 @@ def test_object_indices_match_a_union_find_oracle():
     assert not got[:5].any()
 
 
-@pytest.fixture(scope="module")
-def envgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "envgen")
-
-
-@pytest.fixture(scope="module")
-def compgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "compgen")
-
-
 def test_compgen_experiments_get_task_codes_and_the_largest_grid(compgen):
     from cogen.io import split_arrays
 
@@ -182,7 +170,7 @@ def test_predictions_cut_from_target_canvases_are_the_targets(compgen, visual):
 
 def test_mlc_batches_on_the_device_equal_cogen_carc_mlc():
     from cogen.carc.mlc import mlc_arrays
-    from cogen_baselines.carc import episode_tokens
+    from cogen_baselines.episodes import episode_tokens
 
     rng = np.random.default_rng(2)
     rows = {name: rng.integers(0, 10, (3, count, 10, 10)) for name, count in
@@ -192,3 +180,19 @@ def test_mlc_batches_on_the_device_equal_cogen_carc_mlc():
         got = episode_tokens(*(torch.from_numpy(rows[name]).to(torch.uint8) for name in rows), copy_task)
         for name in ("encoder", "decoder_input", "target", "is_copy"):
             assert np.array_equal(getattr(got, name).numpy(), expected[name].reshape(-1, *expected[name].shape[2:]))
+
+
+def test_mlc_token_layout_is_cogen_s_mlc_export():
+    """cogen_baselines keeps MLC's token layout with the model; it must stay the one cogen's MLC export
+    (cogen.carc.mlc, the reference's PatchTokenizer) writes."""
+    from cogen.carc import mlc as export
+    from cogen_baselines.episodes import _patches, grids_of
+    from cogen_baselines.models import mlc as model
+
+    for name in ("PAD", "SOS", "EOS", "IO_SEP", "SUP_SEP", "PATCH_OFFSET", "VOCAB_SIZE", "GRID_TOKENS"):
+        assert getattr(model, name) == getattr(export, name), name
+    assert [model.encoder_length(k) for k in (3, 12)] == [export.encoder_length(k) for k in (3, 12)] == [182, 650]
+    grids = np.random.default_rng(3).integers(0, 10, (4, 7, 10, 10))
+    tokens = _patches(torch.from_numpy(grids)).numpy()
+    assert np.array_equal(tokens, export.encode_grids(grids))
+    assert np.array_equal(grids_of(tokens), export.decode_grids(tokens)) and np.array_equal(grids_of(tokens), grids)

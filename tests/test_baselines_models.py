@@ -11,10 +11,11 @@ torch = pytest.importorskip("torch")
 
 from baselines_helpers import one_thread  # noqa: F401  (autouse fixture)
 
+from cogen_baselines.grids import GridWorkload
 from cogen_baselines.models.base import GridBatch, GridShape, count_parameters
 from cogen_baselines.registry import MODELS, paper_input, resolve_model
 
-GRID_MODELS = [name for name, card in MODELS.items() if card.family == "cogitao"]
+GRID_MODELS = [name for name, card in MODELS.items() if card.workload() is GridWorkload]
 
 
 def _shape(card, tasks: bool = True) -> GridShape:
@@ -41,6 +42,10 @@ def _model(name: str, shape: GridShape, seed: int = 0):
 def test_forward_backward_and_classes(name, tasks):
     card = resolve_model(name)
     shape = _shape(card, tasks)
+    if card.needs_task_codes and not tasks:
+        with pytest.raises(ValueError, match="needs task codes"):
+            _model(name, shape)
+        return
     model, batch = _model(name, shape), _batch(shape)
     logits = model.logits(batch)
     assert logits.shape == (4, shape.height, shape.width, 15 if card.visual_tokens else 11)
@@ -126,6 +131,51 @@ def test_ponder_loss_matches_a_step_by_step_oracle():
         assert float(got[b]) == pytest.approx(expected, rel=1e-9)
 
 
+def _early_exit_loss(model, batch):
+    """PonderNet's training loss as a loop that stops (a host sync) once every sample's remaining
+    halting mass is below epsilon: the form PL-TF had before it compiled as one graph."""
+    from cogen_baselines.models.pl_tf import ponder_loss
+
+    x = model._embedded(batch)
+    state, remaining, losses, halts = torch.zeros_like(x), torch.ones(len(x)), [], []
+    for _ in range(model.max_steps):
+        state = model.block(x + state, model.rotary)
+        normed = model.norm(state)
+        halts.append(torch.sigmoid(model.halt(normed.mean(dim=1)).squeeze(-1)))
+        logits = model.head(normed[:, : model.shape.cells]).view(-1, *batch.targets.shape[1:], model.shape.classes)
+        losses.append(model._cell_losses(logits, batch.targets))
+        remaining = remaining * (1 - halts[-1])
+        if bool((remaining < model.epsilon).all()):
+            break
+    return ponder_loss(torch.stack(losses), torch.stack(halts), model.prior, model.beta).mean(), len(losses)
+
+
+@pytest.mark.parametrize(("bias", "steps"), [(6.0, 1), (1.4, 3), (0.0, 7)])
+def test_pl_tf_masked_ponder_loss_equals_the_early_exit_loop(bias, steps):
+    """Training runs every pondering step and masks those after the cut; the loss (and its gradient)
+    equals the loop that stops there. The halting bias sets lambda for every sample, hence the cut."""
+    from cogen_baselines.models.pl_tf import PonderTransformer
+
+    shape = _shape(resolve_model("pl-tf"))
+    torch.manual_seed(0)
+    model = PonderTransformer(shape, dim=32, heads=2, hidden=64, max_steps=7, halt_hidden=16, head_hidden=16)
+    torch.nn.init.zeros_(model.halt[2].weight)
+    torch.nn.init.constant_(model.halt[2].bias, bias)
+    batch = _batch(shape)
+    model.train()
+    torch.manual_seed(1)
+    expected, ran = _early_exit_loss(model, batch)
+    expected.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    torch.manual_seed(1)
+    got = model.training_loss(batch)
+    got.backward()
+    assert ran == steps and float(got.detach()) == pytest.approx(float(expected.detach()), rel=1e-6)
+    for p, grad in zip(model.parameters(), grads, strict=True):
+        assert torch.allclose(p.grad, grad, rtol=1e-5, atol=1e-7)
+
+
 def test_llada_decoding_reveals_every_cell_on_schedule():
     from cogen_baselines.models.llada import transfer_schedule
 
@@ -139,22 +189,65 @@ def test_llada_decoding_reveals_every_cell_on_schedule():
     assert int(predictions.max()) < shape.classes  # no MASK token left
 
 
-def test_llada_loss_is_the_masked_target_cross_entropy_over_the_mask_rate():
-    """LLaDA's SFT loss: per sample, the cross-entropy of the masked target cells divided by the mask
-    rate, over the target length; the input grid (the prompt) is never masked."""
-    shape = _shape(resolve_model("llada"))
-    model, batch = _model("llada", shape), _batch(shape)
+def _llada_cells(model, batch, draws: torch.Generator):
+    """The oracle's view of one masked-diffusion draw: per sample, the list of -log p(target) of its masked
+    cells (the prompt, the input grid, is never masked), and the mask rate p."""
+    p = (1 - model.epsilon) * torch.rand(len(batch.targets), 1, generator=draws) + model.epsilon
+    targets = batch.targets.flatten(1)
+    masked = torch.rand(targets.shape, generator=draws) < p
+    scores = model._target_logits(batch, torch.where(masked, model.mask_token, targets)).log_softmax(dim=-1)
+    cells = [[-float(scores[b, i, targets[b, i]]) for i in range(targets.shape[1]) if masked[b, i]]
+             for b in range(len(targets))]
+    return cells, p
+
+
+def test_llada_sft_loss_is_the_masked_target_cross_entropy_over_the_mask_rate():
+    """llada-sft (LLaDA's SFT form): per sample, the cross-entropy of the masked target cells divided by
+    the mask rate, over the target length."""
+    shape = _shape(resolve_model("llada-sft"))
+    model, batch = _model("llada-sft", shape), _batch(shape)
     model.eval()
     with torch.no_grad():
         got = model._masked_loss(batch, torch.Generator().manual_seed(3))
-        draws = torch.Generator().manual_seed(3)
-        p = (1 - model.epsilon) * torch.rand(4, 1, generator=draws) + model.epsilon
-        targets = batch.targets.flatten(1)
-        masked = torch.rand(targets.shape, generator=draws) < p
-        scores = model._target_logits(batch, torch.where(masked, model.mask_token, targets)).log_softmax(dim=-1)
+        cells, p = _llada_cells(model, batch, torch.Generator().manual_seed(3))
     for b in range(4):
-        cells = [-float(scores[b, i, targets[b, i]]) for i in range(shape.cells) if masked[b, i]]
-        assert float(got[b]) == pytest.approx(sum(cells) / float(p[b]) / shape.cells, rel=1e-5)
+        assert float(got[b]) == pytest.approx(sum(cells[b]) / float(p[b]) / shape.cells, rel=1e-5)
+
+
+def test_the_papers_llada_has_12_tokens_and_an_unweighted_loss_over_the_batchs_masked_cells():
+    """llada (the paper's code): 11 classes + MASK, no visual tokens; the training loss is the plain
+    mean cross-entropy over every masked target cell of the batch (``per_sample_loss.mean()`` there)."""
+    card = resolve_model("llada")
+    assert not card.visual_tokens and paper_input(card).classes == 11
+    shape = _shape(card)
+    model, batch = _model("llada", shape), _batch(shape)
+    assert model.embed.num_embeddings == 12 and model.mask_token == 11
+    torch.manual_seed(5)
+    draws = torch.Generator()
+    draws.set_state(torch.get_rng_state())          # the draws training_loss makes from the global generator
+    with torch.no_grad():
+        got = model.training_loss(batch)
+        cells, _ = _llada_cells(model, batch, draws)
+    flat = [cell for sample in cells for cell in sample]
+    assert float(got) == pytest.approx(sum(flat) / len(flat), rel=1e-5)
+
+
+def test_llada_mitchell_init_scales_by_fan_in_and_depth():
+    """The paper's LLaDA: std 1/sqrt(fan_in) for the trunk's weights, output projections of layer i
+    further divided by sqrt(2(i+1)); llada-sft keeps std 0.02."""
+    shape = GridShape(20, 20, 11, 29)
+    model = resolve_model("llada").build(shape).requires_grad_(False)
+    for layer, block in enumerate(model.encoder.blocks):
+        scale = (2 * (layer + 1)) ** -0.5
+        expected = {block.attention.qkv: 128 ** -0.5, block.attention.out: 128 ** -0.5 * scale,
+                    block.feed_forward.gate: 128 ** -0.5, block.feed_forward.down: 384 ** -0.5 * scale}
+        for linear, std in expected.items():
+            # a normal cut at 3 std has std 0.9866 of the uncut one
+            assert float(linear.weight.std()) == pytest.approx(0.9866 * std, rel=0.08), (layer, linear)
+            assert float(linear.weight.abs().max()) <= 3 * std + 1e-6
+    assert float(model.embed.weight.std()) == pytest.approx(0.9866 * 128 ** -0.5, rel=0.15)
+    sft = resolve_model("llada-sft").build(GridShape(22, 22, 15, 29)).requires_grad_(False)
+    assert float(sft.encoder.blocks[0].attention.qkv.weight.std()) == pytest.approx(0.02 * 0.88, rel=0.1)
 
 
 def test_mlc_loss_weights_background_patches_and_generates_grids():

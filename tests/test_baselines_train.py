@@ -6,31 +6,20 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from baselines_helpers import CARC_CONFIG, built, one_thread  # noqa: F401  (autouse fixture)
+from baselines_helpers import CARC_CONFIG, built, compgen_build, envgen_build, one_thread  # noqa: F401  (fixtures)
 
-from cogen_baselines.cogitao import GridWorkload
 from cogen_baselines.evaluate import scan
+from cogen_baselines.grids import GridWorkload
 from cogen_baselines.protocol import lr_factor, select_epochs
 from cogen_baselines.registry import resolve_model
 from cogen_baselines.train import Protocol, fit
 
 CPU = torch.device("cpu")
-
-
-@pytest.fixture(scope="module")
-def envgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "envgen")
-
-
-@pytest.fixture(scope="module")
-def compgen(tmp_path_factory) -> Path:
-    return built(tmp_path_factory, "compgen")
 
 
 def _workload(data, config, name, **options) -> GridWorkload:
@@ -42,6 +31,7 @@ class _Learned(Exception):
     pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["resnet", "vanilla-tf", "grid-tf"])
 def test_the_model_learns_one_transformation(envgen, name):
     """256 samples of translate_up (5x5 grids): the real training loop must drive the training grid
@@ -70,6 +60,7 @@ def _weights_after_training(envgen, seed: int) -> dict:
     return {"weights": model.state_dict(), "history": history}
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_identical_weights_and_metrics(envgen):
     first, again, other = (_weights_after_training(envgen, seed) for seed in (3, 3, 4))
     assert all(torch.equal(first["weights"][k], again["weights"][k]) for k in first["weights"])
@@ -110,6 +101,7 @@ def test_checkpoint_rules_pick_their_epochs():
     assert select_epochs([]) == {"ood_loss": None, "id_val": None, "final": None}
 
 
+@pytest.mark.slow
 def test_a_run_writes_its_folder_and_cogen_eval_scores_its_predictions(compgen, tmp_path):
     from cogen.eval import evaluate
     from cogen_baselines.config import RunConfig
@@ -151,6 +143,7 @@ def test_target_predictions_score_100_through_the_same_path(compgen, tmp_path):
     assert json.loads((tmp_path / "oracle.json").read_text())["grid_accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_mlc_trains_on_carc_episodes_and_cogen_eval_scores_every_query(tmp_path_factory, tmp_path):
     from cogen.eval import expected_ids
     from cogen.folder import read_split as load_split

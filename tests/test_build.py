@@ -78,6 +78,7 @@ def test_verify_catches_a_missing_shard_and_a_tampered_row(tiny_spec, tmp_path):
     assert ("T-1", "files and schema") in {(c.config, c.name) for c in failed(verify(out))}
 
 
+@pytest.mark.slow
 def test_worker_count_never_changes_a_byte(tmp_path):
     options = dict(scale=0.01, only=["C1-1", "C1-4"], rows_per_shard=400)
     build("c1", tmp_path / "one", workers=1, **options)
@@ -107,6 +108,7 @@ def test_shards_encoded_by_the_key_pass_are_the_bytes_a_second_pass_writes(tmp_p
     assert not failed(verify(tmp_path / "fused"))
 
 
+@pytest.mark.slow
 def test_dask_executor_on_a_local_cluster_gives_the_same_bytes(tiny_spec, tmp_path):
     pytest.importorskip("dask.distributed")
     build(tiny_spec, tmp_path / "serial", workers=1)
@@ -209,6 +211,7 @@ def test_a_hopeless_spec_fails_fast_with_rejection_counts(tmp_path):
         build(spec, tmp_path / "out", workers=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(packaged_specs()))
 def test_every_packaged_spec_builds_small_and_verifies(name, tmp_path):
     """Paper-text and as-run specs alike; where a spec rejects degenerate samples, no row is a no-op."""

@@ -89,6 +89,7 @@ def test_mlc_layout_from_a_loaded_split(carc_build):
     assert mlc_arrays(shots, copy_task=False)["encoder"].shape == (2, 10, 182)
 
 
+@pytest.mark.slow
 def test_one_or_two_workers_write_identical_bytes(carc_build, tmp_path):
     out, _ = carc_build
     build("carc", tmp_path / "two", scale=SCALE, workers=2, rows_per_shard=64)

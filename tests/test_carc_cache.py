@@ -55,6 +55,7 @@ def uncached(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_cached_build_generates_each_episode_once_and_writes_the_same_bytes(uncached, tmp_path, generated):
     build("carc", tmp_path / "cached", scale=SCALE, workers=1, rows_per_shard=SHARD)
     cached = generated[-1]
@@ -70,6 +71,7 @@ def test_cached_build_generates_each_episode_once_and_writes_the_same_bytes(unca
     assert not scratch_path(tmp_path / "cached").exists()
 
 
+@pytest.mark.slow
 def test_two_workers_share_the_cache_and_write_the_same_bytes(uncached, tmp_path):
     build("carc", tmp_path / "two", scale=SCALE, workers=2, rows_per_shard=SHARD)
     assert digests(tmp_path / "two") == digests(uncached)

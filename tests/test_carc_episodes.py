@@ -84,6 +84,7 @@ def _has_noop(obj, chain, mode) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_invariants_of_a_thousand_paper_episodes(paper_batch):
     degenerate = sum(check_episode(paper_batch, i, "paper", keep=False) for i in range(1000))
     assert degenerate == 0

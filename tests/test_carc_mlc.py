@@ -60,6 +60,7 @@ def test_rows_with_different_counts_are_refused():
         mlc.mlc_arrays(rows)
 
 
+@pytest.mark.slow
 def test_the_module_imports_numpy_only():
     code = ("import sys, cogen.carc.mlc; "
             "print(' '.join(m for m in ('torch', 'numba', 'pyarrow', 'datasets') if m in sys.modules))")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
 from cogen.carc.grammar import KWARGS, Variant
 
@@ -175,6 +176,7 @@ def every_variant() -> list[Variant]:
             if (name != "set_color" or values[0] <= 4) and (name != "translation" or abs(values[1]) <= 2)]
 
 
+@pytest.mark.slow
 def test_kernel_primitives_match_the_oracle_on_every_small_shape_everywhere():
     """Checklist §11.1: every shape of up to 4 cells at every position, every variant, both rotation
     modes (only rotations differ between them)."""

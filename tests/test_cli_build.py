@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from cogen.cli import app
@@ -52,12 +53,14 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           env={"TERMINAL_WIDTH": "200", "COLUMNS": "200", "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
 
 
+@pytest.mark.slow
 def test_bad_spec_path_is_a_clean_error(tmp_path):
     result = _cli("build", "--config", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "o"))
     assert result.returncode == 1
     assert "file not found" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_bad_spec_content_names_the_line(tmp_path):
     spec = tmp_path / "bad.yaml"
     spec.write_text(SPEC.replace("[rot90]]", "[rot_90x]]"))
@@ -72,6 +75,7 @@ def test_sample_shows_a_pair():
     assert "rot90 -> translate_up" in result.stdout and "bank id" in result.stdout
 
 
+@pytest.mark.slow
 def test_sample_rejects_unknown_names_and_impossible_grids():
     result = _cli("sample", "--transforms", "rotate_91")
     assert result.returncode == 1 and "did you mean" in result.stderr and "rot" in result.stderr

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from cogen.cli import app
@@ -64,6 +65,7 @@ def test_objects_info_json_counts_the_bank():
     assert {name: pool["objects"] for name, pool in report["pools"].items()} == pool_sizes(bank)
 
 
+@pytest.mark.slow
 def test_piped_tables_keep_full_config_names(small_build, tmp_path):
     """With stdout a pipe and an 80-column terminal, no config name is cut (`carc-systemat…`)."""
     import shutil

@@ -102,6 +102,7 @@ def test_a_memory_url_build_has_the_local_bytes_and_resumes(spec, local_build, t
     assert remote_digests(fs, root) == digests(local_build)
 
 
+@pytest.mark.slow
 def test_dask_workers_elsewhere_write_a_relative_out_into_the_drivers_folder(spec, local_build, cluster, tmp_path,
                                                                              monkeypatch):
     client, scheduler_file, worker_dirs = cluster
@@ -114,6 +115,7 @@ def test_dask_workers_elsewhere_write_a_relative_out_into_the_drivers_folder(spe
     assert not client.status == "closed"  # the caller's client is the caller's to close
 
 
+@pytest.mark.slow
 def test_a_worker_with_another_cogen_is_refused_before_any_shard(spec, tmp_path, monkeypatch):
     distributed = pytest.importorskip("dask.distributed")
     from cogen.folder import environment_versions
@@ -161,6 +163,7 @@ def s3(monkeypatch):
     server.stop()
 
 
+@pytest.mark.slow
 def test_a_dask_build_straight_into_s3_has_the_local_bytes_and_reads_back(spec, local_build, cluster, s3, tmp_path,
                                                                          monkeypatch):
     import datasets

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import oracle
+import pytest
 from test_engine_oracle import kernel_results
 from test_engine_scene import random_scene
 
@@ -34,6 +35,7 @@ def digest(objects: int = 400, scenes: int = 400) -> str:
     return sha.hexdigest()
 
 
+@pytest.mark.slow
 def test_jit_and_pure_python_agree():
     tests = Path(__file__).resolve().parent
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")

@@ -30,8 +30,7 @@ def _same(expected, got) -> bool:
 
 @pytest.fixture(scope="module", params=["random", "bank"])
 def objects(request):
-    if request.param == "bank" and not oracle.bank_available():
-        pytest.skip("object bank not built yet (objects/manifest.json missing)")
+    assert oracle.bank_available(), "objects/manifest.json is missing: the object bank ships with the repository"
     objects = oracle.sample_objects(N_OBJECTS, seed=3, source=request.param)
     anchors = np.random.default_rng(4).integers(-20, 21, size=(len(objects), 2))
     return objects, anchors

@@ -20,12 +20,9 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    from cogen.pipeline import build
-
-    out = tmp_path_factory.mktemp("carc")
-    build("carc", out, scale=0.001, workers=1, only=[CONFIG])
-    return out
+def data(tiny_carc) -> Path:
+    """The shared tiny Compositional-ARC build (conftest.py; read-only)."""
+    return tiny_carc
 
 
 def _predict(data: Path, tmp_path: Path, kind: str, queries: str = "all") -> dict:

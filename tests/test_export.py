@@ -23,12 +23,9 @@ CONFIGS = ["carc-episodes", "carc-systematicity-1860", "carc-3shot-1870", "carc-
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> Path:
-    from cogen.pipeline import build
-
-    out = tmp_path_factory.mktemp("carc-export")
-    build("carc", out, scale=0.001, workers=1, only=CONFIGS)
-    return out
+def data(tiny_carc) -> Path:
+    """The shared tiny Compositional-ARC build (conftest.py; read-only), which holds ``CONFIGS``."""
+    return tiny_carc
 
 
 def reference_dataset(data_dir: Path, data_file_name: str, mode: str) -> list[dict]:
@@ -99,6 +96,7 @@ def test_three_shot_and_static_configs_and_a_chosen_name(data, tmp_path):
     assert len(train) == 290 and train[0]["study_examples"] == [] and len(train[0]["queries"]) == 1
 
 
+@pytest.mark.slow
 def test_bad_requests_get_clear_errors(data, small_build, tmp_path):
     result = runner.invoke(app, ["export", "--format", "arc", "-d", str(data), "-c", "carc-static", "--out",
                                  str(tmp_path)])
@@ -107,8 +105,8 @@ def test_bad_requests_get_clear_errors(data, small_build, tmp_path):
     assert result.exit_code == 2 and "--format" in result.output
     with pytest.raises(DataError, match="raw episode pool"):
         export(data, "carc-episodes", tmp_path, "mlc")
-    with pytest.raises(DataError, match="no config 'carc-3shot-1860'"):
-        export(data, "carc-3shot-1860", tmp_path, "mlc")
+    with pytest.raises(DataError, match="no config 'carc-3shot-1880'"):
+        export(data, "carc-3shot-1880", tmp_path, "mlc")
     with pytest.raises(DataError, match="option 'queries' does not apply to the mlc format"):
         export(data, "carc-static", tmp_path, "mlc", queries="first")
     with pytest.raises(DataError, match="plain file name"):

@@ -21,8 +21,6 @@ from pathlib import Path
 import pytest
 from test_cli_build import SPEC  # the same tiny spec the CLI tests build
 
-from cogen.pipeline import build
-
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     """Run ``cogen ARGS`` through ``cogen.cli.main``; returns (exit code, stdout, stderr)."""
@@ -60,11 +58,9 @@ def spec(tmp_path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("failures")
-    (root / "t.yaml").write_text(SPEC)
-    build(root / "t.yaml", root / "out", workers=1)
-    return root / "out"
+def built(shared_build) -> Path:
+    """A build of ``SPEC``, shared with tests/test_integrity.py (read-only: tests copy it first)."""
+    return shared_build(SPEC)
 
 
 def _copy(built: Path, tmp_path: Path) -> Path:
@@ -268,6 +264,7 @@ def _mount_tmpfs(path: Path, size: str) -> bool:
                           capture_output=True).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_real_full_and_read_only_file_system(spec, tmp_path):
     """Needs root and a kernel that lets it mount a tmpfs; skipped elsewhere (the injected faults
     above cover the same messages)."""
@@ -311,6 +308,7 @@ def bars(monkeypatch) -> list[tuple[str, object]]:
     return opened
 
 
+@pytest.mark.slow
 def test_a_slow_kernel_load_says_it_is_compiling(spec, tmp_path, monkeypatch, capsys, bars):
     import time
 

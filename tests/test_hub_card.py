@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cogen.card.card import card_header, render_card, write_card
+from cogen.card.card import render_card, write_card
 from cogen.folder.manifest import read_manifests
 from cogen.palette import ARC_RGB
 from cogen.pipeline import build
@@ -89,7 +89,14 @@ def test_card_header_matches_the_golden_file(tiny_build):
 def test_card_header_sizes_come_from_the_written_shards(tiny_build):
     manifests = read_manifests(tiny_build)
     header = yaml.safe_load((tiny_build / "README.md").read_text().split("---\n", 2)[1])
-    assert header == card_header(manifests)
+    assert [c["config_name"] for c in header["configs"]] == list(manifests)  # the build's order, default first
+    for config in header["configs"]:  # every pattern finds exactly its split's shards on disk
+        splits = manifests[config["config_name"]]["splits"]
+        assert [entry["split"] for entry in config["data_files"]] == list(splits)
+        for entry in config["data_files"]:
+            found = sorted(path.relative_to(tiny_build).as_posix() for path in tiny_build.glob(entry["path"]))
+            assert found == sorted(splits[entry["split"]]["files"]), entry
+    assert [info["config_name"] for info in header["dataset_info"]] == list(manifests)
     assert [c.get("default", False) for c in header["configs"]] == [True, False]
     for info in header["dataset_info"]:
         files = [f for s in manifests[info["config_name"]]["splits"].values() for f in s["files"]]

@@ -36,6 +36,7 @@ def study_builds(tmp_path_factory) -> list[Path]:
     return [root / name for name in sorted(packaged_specs())]
 
 
+@pytest.mark.slow
 def test_merged_folder_loads_every_config_of_every_study(study_builds, tmp_path):
     import datasets
     from datasets.load import dataset_module_factory, get_dataset_builder_class
@@ -73,12 +74,10 @@ def test_merged_folder_loads_every_config_of_every_study(study_builds, tmp_path)
 
 
 @pytest.fixture
-def two_builds(small_build, tmp_path) -> tuple[Path, Path]:
-    """The shared small build (C1-1, C1-2, G2-1) and a second build holding G2-2 and a C1-1 of another scale."""
-    other = tmp_path / "other"  # a folder holds one build: two builds, merged
-    build("g2", tmp_path / "g2", scale=0.002, workers=1, only=["G2-2"])
-    build("c1", tmp_path / "c1", scale=0.003, workers=1, only=["C1-1"])
-    merge([tmp_path / "g2", tmp_path / "c1"], other)
+def two_builds(small_build, shared_build) -> tuple[Path, Path]:
+    """The shared small build (C1-1, C1-2, G2-1) and a second shared build holding G2-2 and a C1-1 of another
+    scale (both read-only)."""
+    other = shared_build.folder(("g2", {"scale": 0.002, "only": ["G2-2"]}), ("c1", {"scale": 0.003, "only": ["C1-1"]}))
     return small_build, other
 
 

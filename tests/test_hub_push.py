@@ -30,6 +30,7 @@ def local_rows(folder: Path, config: str, split: str) -> list[dict]:
     return pa.concat_tables([pq.read_table(folder / f) for f in files]).to_pylist()
 
 
+@pytest.mark.slow
 def test_push_with_the_cli_then_load_dataset_gives_back_every_row(small_build, fake_hub, tmp_path):
     import datasets
 
@@ -143,6 +144,7 @@ def test_an_upload_failing_partway_publishes_nothing_and_a_rerun_completes(small
     assert len(repo.commits) == 1 and _published_as(repo, small_build)
 
 
+@pytest.mark.slow
 def test_a_killed_push_publishes_nothing_and_a_rerun_completes(small_build, fake_hub, tmp_path):
     from fake_hub import Fault
 

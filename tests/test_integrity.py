@@ -19,18 +19,15 @@ from test_failures import SPEC, run_cli
 
 from cogen.errors import PublishError
 from cogen.hub.publish import push
-from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
 
 SHARD = "data/T-1/validation-00000-of-00001.parquet"
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    root = tmp_path_factory.mktemp("flips")
-    (root / "t.yaml").write_text(SPEC)
-    build(root / "t.yaml", root / "out", workers=1)
-    return root / "out"
+def folder(shared_build):
+    """The build of ``SPEC`` that tests/test_failures.py reads too (shared, read-only: tests copy it first)."""
+    return shared_build(SPEC)
 
 
 def offsets(size: int, count: int = 200, seed: int = 18) -> list[int]:
@@ -41,6 +38,7 @@ def flipped(data: bytes, offset: int) -> bytes:
     return data[:offset] + bytes([data[offset] ^ 0xFF]) + data[offset + 1:]
 
 
+@pytest.mark.slow
 def test_every_flipped_byte_is_reported_with_its_file_and_refused_by_push(folder, tmp_path, capsys):
     work = tmp_path / "work"
     shutil.copytree(folder, work)

@@ -149,6 +149,7 @@ def test_collate_makes_tensors_through_a_lazily_imported_torch(small_build, monk
         Collate()([first])
 
 
+@pytest.mark.slow
 def test_importing_the_loaders_imports_neither_torch_nor_arrow_nor_datasets():
     code = "import sys, cogen.io; print(' '.join(m for m in ('torch', 'pyarrow', 'datasets') if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout

@@ -171,10 +171,9 @@ def test_cli_paper_export_and_the_papers_count(data, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def carc(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("carc") / "out"
-    build("carc", out, scale=0.001, workers=1, only=["carc-systematicity-1860", "carc-3shot-1860"])
-    return out
+def carc(tiny_carc) -> Path:
+    """The shared tiny Compositional-ARC build (conftest.py; read-only)."""
+    return tiny_carc
 
 
 def test_carc_text_and_image_prompts_with_the_no_code_line(carc, tmp_path):

@@ -28,6 +28,7 @@ from cogen.metrics import (
 from cogen.metrics.grids import MAX_SIDE, REASONS
 
 
+@pytest.mark.slow
 def test_import_metrics_needs_numpy_only():
     code = "import sys, cogen.metrics; print(' '.join(sorted(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()

@@ -107,6 +107,7 @@ def test_builds_without_object_frames_keep_the_rows_they_had_before_the_option(b
     assert {name: row_digests(builds[name]) for name in golden} == golden
 
 
+@pytest.mark.slow
 def test_one_and_two_workers_write_identical_bytes(builds, tmp_path):
     def digests(folder):
         return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+# Every test here runs cogen in a subprocess and kills it (slow); they read /proc (Linux only).
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TERMINAL_WIDTH": "200", "COLUMNS": "200"}
 
@@ -51,9 +52,15 @@ def alive(pids: set[int]) -> set[int]:
     return {pid for pid in pids if (stat := _stat(pid)) is not None and stat[1] != "Z"}
 
 
-#: Big enough that the build is still running when a test stops it, however fast the machine
-#: (at 0.05 an idle machine finished before the signal came).
-SCALE = "0.3"
+#: Big enough that the build is still running when a test stops it, however fast the machine: at
+#: 0.05 an idle machine finished before the signal came, and at 0.3, once the writer got faster, a
+#: build's workers lived 1.5 s, no longer than the tests waited (the CI run of stop 31). At 2 they
+#: live about 7 s on a 2-core machine, and the tests act 0.5 s after the workers appear.
+SCALE = "2"
+
+#: How long the tests let the workers run before they stop or kill something: past their start-up
+#: and into their first shards, far less than the workers' life at ``SCALE``.
+BUSY = 0.5
 
 
 def _as_in_a_terminal() -> None:
@@ -94,7 +101,7 @@ def wait_for_workers(driver: subprocess.Popen, count: int = 2, timeout: float = 
 def test_no_worker_outlives_the_driver(tmp_path, stop):
     driver = start_build(tmp_path / "out")
     workers = wait_for_workers(driver)
-    time.sleep(1.5)  # the workers are started and busy
+    time.sleep(BUSY)  # the workers are started and busy
     assert driver.poll() is None, "the build finished before it could be stopped: raise SCALE"
     if stop == "Ctrl-C":  # the terminal sends SIGINT to the whole foreground process group
         assert not sigint_ignored_or_blocked(driver.pid), "the driver would never see the Ctrl-C"
@@ -121,13 +128,13 @@ def test_a_killed_build_resumes_and_its_stale_lock_is_noticed(tmp_path):
     out = tmp_path / "out"
     driver = start_build(out)
     wait_for_workers(driver)
-    time.sleep(1.0)  # let some shards finish
+    time.sleep(BUSY)  # the workers are busy with shards
     assert driver.poll() is None, "the build finished before it could be killed: raise SCALE"
     driver.kill()
     driver.communicate(timeout=30)
     assert (out / ".cogen" / "lock").read_text().split()[0] == str(driver.pid)
     again = subprocess.run([sys.executable, "-m", "cogen", "build", "--config", "c1", "--scale", SCALE,
-                            "--workers", "1", "--out", str(out), "--no-progress"], capture_output=True, text=True,
+                            "--workers", "2", "--out", str(out), "--no-progress"], capture_output=True, text=True,
                            env=ENV, timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"note: an earlier build of {out} (pid {driver.pid}) stopped before finishing; resuming it" in again.stderr
@@ -187,7 +194,7 @@ def test_a_killed_worker_ends_the_build_with_one_line_and_the_rerun_gives_the_sa
     out = tmp_path / "out"
     driver = start_build(out)
     workers = wait_for_workers(driver)
-    time.sleep(1.5)  # the workers are busy with shards
+    time.sleep(BUSY)  # the workers are busy with shards
     assert driver.poll() is None, "the build finished before a worker could be killed: raise SCALE"
     victim = min(workers)
     os.kill(victim, signal.SIGKILL)

@@ -148,6 +148,7 @@ def test_build_writes_one_config_per_setting_and_verify_passes(built):
     assert "![P-random](previews/P-random.png)" in card and "`cell_groups`" in card
 
 
+@pytest.mark.slow
 def test_build_is_deterministic_and_independent_of_workers(built, tmp_path):
     (tmp_path / "p.yaml").write_text(SPEC)
     build(tmp_path / "p.yaml", tmp_path / "two", workers=2, rows_per_shard=7)
@@ -157,6 +158,7 @@ def test_build_is_deterministic_and_independent_of_workers(built, tmp_path):
         assert one.equals(two)
 
 
+@pytest.mark.slow
 def test_functions_of_a_config_are_distinct_even_when_the_space_is_small(tmp_path):
     spec = tmp_path / "h.yaml"
     spec.write_text(SPEC.replace("functions: 40", "functions: 3000").replace(

@@ -165,6 +165,7 @@ def test_cli_eval_programs_writes_table_1(data, tmp_path):
     assert library["report"]["cells"]["oracle"]["random"]["errors"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), [
     (["eval", "-d", "DATA", "-c", "Q-horizontal", "-s", "test", "-p", "missing.jsonl"], "no such replies file"),
     (["eval", "-d", "DATA", "-c", "Q-horizontal", "-s", "test", "-p", "REPLIES", "--queries", "first"],

@@ -225,6 +225,7 @@ def _targets(setting, seed, index):
     return batch.groups[0], batch.patterns[0], outputs
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(function=functions, styles=st.lists(st.sampled_from(sorted(STYLES)), min_size=1, max_size=3, unique=True))
 def test_correct_programs_of_known_structure_lie_between_the_bounds_with_no_error(sandbox, function, styles):
@@ -237,6 +238,7 @@ def test_correct_programs_of_known_structure_lie_between_the_bounds_with_no_erro
         assert result.errors(outputs) == 0, (style, result.reasons)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(function=functions, wrong=st.sets(st.integers(0, 15), max_size=16), raising=st.sets(st.integers(0, 15)))
 def test_injected_errors_give_exactly_the_injected_e(sandbox, function, wrong, raising):
@@ -251,6 +253,7 @@ def test_injected_errors_give_exactly_the_injected_e(sandbox, function, wrong, r
     assert all(second.reasons[k].startswith("ValueError") for k in raising)
 
 
+@pytest.mark.slow
 def test_score_programs_puts_it_together(sandbox):
     groups, patterns, outputs = _function("block", 3)
     programs = [Program("a", "m", program("letter_dicts", groups, patterns), prompt_version="v1"),

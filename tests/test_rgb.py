@@ -76,6 +76,7 @@ def test_images_change_no_byte_of_the_grid_columns(builds):
         assert table.column("input_image").combine_chunks().field("path")[0].as_py().endswith("_input.png")
 
 
+@pytest.mark.slow
 def test_one_and_two_workers_write_identical_bytes(builds, tmp_path):
     build(_spec(tmp_path, "render: {size: 64}"), tmp_path / "two", workers=2, rows_per_shard=30)
     assert _digests(tmp_path / "two") == _digests(builds / "png")

@@ -143,6 +143,7 @@ def ood_rows(spec: str, config: str, n: int = 1000) -> tuple[dict, SplitJob]:
     return rows, job
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,config", [("g1", "G1-5"), *(("g5", f"G5-{k}") for k in range(1, 6))])
 def test_three_or_four_objects_means_half_and_half(spec, config):
     rows, _ = ood_rows(spec, config, 500 if config == "G5-5" else 1000)  # G5-5 needs ~700 attempts a sample

@@ -105,6 +105,7 @@ for line in sys.stdin:
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_lying_server_costs_one_job_and_never_shifts_results(tmp_path, monkeypatch, workers):
     fake = tmp_path / "fake_server.py"

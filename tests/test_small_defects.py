@@ -48,6 +48,7 @@ def test_every_hinted_cogen_command_exists():
             assert command in commands, f"{path.name} names `cogen {command}`"
 
 
+@pytest.mark.slow
 def test_build_help_lists_every_packaged_spec():
     result = subprocess.run([sys.executable, "-m", "cogen", "build", "--help"], capture_output=True, text=True,
                             timeout=60, env={**os.environ, "COLUMNS": "400", "TERMINAL_WIDTH": "400"})

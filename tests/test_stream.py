@@ -106,6 +106,7 @@ def test_the_guard_removes_every_stored_pair_and_without_it_they_come(cramped):
     assert moved.any() and np.array_equal(plain["input"][~moved], guarded["input"][~moved])
 
 
+@pytest.mark.slow
 def test_torch_workers_and_ranks_partition_the_indices():
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader
@@ -118,6 +119,15 @@ def test_torch_workers_and_ranks_partition_the_indices():
             assert batch["input"].dtype == torch.int8 and batch["tokens"].dtype == torch.int64
             seen += batch["index"].tolist()
     assert sorted(seen) == list(range(95))
+
+
+def test_torch_ranks_partition_the_indices_in_one_process():
+    torch = pytest.importorskip("torch")
+
+    stream = SampleStream("c1", "C1-1", batch_size=10)
+    batches = [batch for rank in range(3) for batch in stream.torch_dataset(rank=rank, world_size=3, limit=45)]
+    assert sorted(index for batch in batches for index in batch["index"].tolist()) == list(range(45))
+    assert all(batch["input"].dtype == torch.int8 for batch in batches)
 
 
 def test_bad_input_is_a_clear_error(tmp_path, cramped):

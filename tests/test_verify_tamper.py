@@ -18,6 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import TINY_COGITAO
 
 from cogen.carc.grammar import KINDS
 from cogen.carc.split import held_out_triplets
@@ -27,38 +28,13 @@ from cogen.hub.publish import push
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
 
-COGITAO_SPEC = """\
-setting: V
-seed: 5
-defaults:
-  grid: {height: [6, 8], width: [6, 8]}
-  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
-  sizes: {train: 60, validation: 12, test: 12, validation_ood: 12, test_ood: 12}
-experiments:
-  V-1:
-    in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal, rot90]]}
-    out_of_domain: {sequences: [[rot90, mirror_horizontal]]}
-"""
-CARC_CONFIGS = ["carc-systematicity-1860", "carc-static"]
-PROGRAMS_SPEC = """\
-setting: vp
-family: programs
-seed: 9
-functions: 12
-settings: [block]
-"""
+CARC_CONFIGS = ["carc-systematicity-1860", "carc-static"]  # two of the tiny build's configs the tampers break
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("tamper")
-    spec = root / "v.yaml"
-    spec.write_text(COGITAO_SPEC)
-    build(spec, root / "cogitao", workers=1)
-    build("carc", root / "carc", scale=0.002, workers=1, only=CARC_CONFIGS)
-    (root / "p.yaml").write_text(PROGRAMS_SPEC)
-    build(root / "p.yaml", root / "programs", workers=1)
-    return {"cogitao": root / "cogitao", "carc": root / "carc", "programs": root / "programs"}
+def built(tiny_builds) -> dict[str, Path]:
+    """The shared tiny build of every family (conftest.py; read-only: every tamper copies it first)."""
+    return tiny_builds
 
 
 def _shard(folder: Path, config: str, split: str) -> Path:
@@ -343,7 +319,7 @@ def test_a_folder_from_before_file_hashes_is_told_to_rebuild(built, tmp_path):
         push(folder, "org/x", dry_run=True)
     notes = []
     spec = folder.parent / "v.yaml"
-    spec.write_text(COGITAO_SPEC)
+    spec.write_text(TINY_COGITAO)
     report = build(spec, folder, workers=1, notify=notes.append)
     assert report.configs[0].written == 5 and all("no SHA-256 was recorded" in n for n in notes)
     assert not failed(verify(folder, shards_per_config=0))
@@ -385,12 +361,8 @@ def _object_steps(columns):  # the first object loses its last step
 
 
 @pytest.fixture(scope="module")
-def object_frames_build(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("tamper_objects")
-    spec = root / "v.yaml"
-    spec.write_text("output: {object_frames: true}\n" + COGITAO_SPEC)
-    build(spec, root / "cogitao", workers=1)
-    return root / "cogitao"
+def object_frames_build(shared_build) -> Path:
+    return shared_build("output: {object_frames: true}\n" + TINY_COGITAO)
 
 
 @pytest.mark.parametrize("change, outcome", [

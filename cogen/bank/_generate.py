@@ -15,11 +15,15 @@ when the recipe yields nothing (an outline identical to its solid footprint).
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from cogen._jit import kernel
 
 MAX_SIDE = 15
+#: What :func:`generate` returns: each recipe's object at the top-left of a 15x15 int8 slot, and its (rows, cols).
+Objects = namedtuple("Objects", ("grids", "shapes"))
 _MASK32 = 0xFFFFFFFF
 _MASK62 = (1 << 62) - 1
 _WEYL = 0x2545F4914F6CDD1D & _MASK62
@@ -321,7 +325,7 @@ def _make_object(recipe, out):
 
 @kernel
 def generate(recipes):
-    """Objects for every recipe row: (grids int8 (n, 15, 15), shapes int64 (n, 2))."""
+    """:data:`Objects` for every recipe row: grids int8 (n, 15, 15), shapes int64 (n, 2)."""
     n = recipes.shape[0]
     grids = np.zeros((n, MAX_SIDE, MAX_SIDE), np.int8)
     shapes = np.zeros((n, 2), np.int64)
@@ -329,4 +333,4 @@ def generate(recipes):
         rows, cols = _make_object(recipes[i], grids[i])
         shapes[i, 0] = rows
         shapes[i, 1] = cols
-    return grids, shapes
+    return Objects(grids=grids, shapes=shapes)

@@ -80,7 +80,8 @@ def build_bank(seed: int = _recipes.BANK_SEED) -> Bank:
 
     start = time.perf_counter()
     recipes = _recipes.sweep(seed)
-    grids, shapes = generate(recipes)
+    objects = generate(recipes)
+    grids, shapes = objects.grids, objects.shapes
     keep = _first_unique(grids, shapes)
     log.info("generated %d objects from %d recipes in %.1f s", len(keep), len(recipes),
              time.perf_counter() - start)

@@ -21,16 +21,24 @@ The reference mode sets the first only, the distinct mode (cogen's first generat
 Cells of an object are two int64 arrays (rows, cols) and a count; a set of cells of the 10x10
 grid is also a 100-bit mask in two uint64 words (``hi`` holds cells 64..99), so "same shape",
 "same cells" and "touches the indicator" are integer operations.
+
+The vectors the kernels index (``params``, a grammar ``g``, its ``masks``, an episode's ``meta``) are
+built and read by name in Python through :data:`PARAMS`, :data:`GRAMMAR`, :data:`MASKS` and
+:data:`META` (see :mod:`cogen._slots`), and the batch kernels return namedtuples
+(:data:`Episodes`, :data:`FixedEpisodes`).
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 
 from cogen._jit import kernel
 from cogen._rng import below, next_u64, sample_state
+from cogen._slots import Slots
 
-KERNELS_SHA256 = "0a58691cc06a33c025c0d31bd959b08bc64ab252b49eb76b10d19ec317bd3374"
+KERNELS_SHA256 = "02945429657b229ceed4267dc1a69323765e4a85cb6bb3ec3ee0da796be6fe7b"
 
 SIDE = 10
 #: Cells an object may hold: a 9-cell shape doubled by one extension, with room to spare.
@@ -60,12 +68,12 @@ INDICATOR_SIZES = np.array([1, 2, 2, 2, 2, 3, 3, 3, 3, 4], np.int64)
 # Layout of the int64 ``params`` vector.
 (P_KEEP_DEGENERATE, P_PRIMITIVES, P_COMPOSITIONS, P_LEVEL2, P_MAX_GRAMMARS, P_MAX_DRAWS, P_MIN_SIZE,
  P_MAX_SIZE, P_WEIGH_QUERIES, P_QUERY_DRAWS, P_DISTINCT_STUDY) = range(11)
-N_PARAMS = 11
+P_SIZE = 11
 # Layout of the int64 grammar vector ``g``: (type, a, b) per role, then the indicators.
 G_ROLES, G_COLOR, G_NCOLOR, G_NSHAPE, G_NROW, G_NCOL = 0, 9, 10, 11, 12, 13
 G_SN, G_SH, G_SW, G_NFORBID, G_NFREE, G_FREE = 14, 15, 16, 17, 18, 19
 G_SIZE = G_FREE + 9
-# Layout of the uint64 ``masks`` vector: N's halo, S (normalised), N's cells, forbidden shapes.
+# Layout of the uint64 ``masks`` vector: N's halo, S (normalised), N's cells, forbidden shapes (two words each).
 M_HALO, M_SHAPE, M_NCELLS, M_FORBID = 0, 2, 4, 6
 MAX_FORBID = 2
 M_SIZE = M_FORBID + 2 * MAX_FORBID
@@ -73,6 +81,21 @@ M_SIZE = M_FORBID + 2 * MAX_FORBID
 META_TYPES, META_VARIANTS, META_COLOR, META_NCOLOR, META_NSHAPE = 0, 3, 6, 7, 8
 META_NROW, META_NCOL, META_GRAMMARS = 9, 10, 11
 META_SIZE = 12
+#: The same layouts by name: ``PARAMS.pack(keep_degenerate=..., primitives=..., ...)`` builds a ``params``
+#: vector (every slot needed), ``GRAMMAR.pack(roles=[...], color=...)`` a grammar, ``MASKS.pack(shape=(hi,
+#: lo), ...)`` its masks, and ``META.unpack(meta)["color"]`` reads a metadata column.
+PARAMS = Slots.of(globals(), "P_", P_SIZE, np.int64, complete=True)
+GRAMMAR = Slots.of(globals(), "G_", G_SIZE, np.int64)
+MASKS = Slots.of(globals(), "M_", M_SIZE, np.uint64)
+META = Slots.of(globals(), "META_", META_SIZE, np.int64)
+#: What :func:`generate` returns: per episode, its success, grids ``(example, input/output, 10, 10)``,
+#: metadata (``META_*``), S's normalised mask and N's mask (two words each), its grammar key and the
+#: grammar attempts by outcome (``CAUSES``).
+Episodes = namedtuple("Episodes", ("ok", "grids", "meta", "shapes", "keys", "causes"))
+#: What :func:`generate_fixed` returns (the same fields, for episodes of given grammars).
+FixedEpisodes = namedtuple("FixedEpisodes", ("ok", "grids", "causes"))
+#: What :func:`transform` returns: the object's cell count (-1: the primitive cannot apply) and colour.
+Moved = namedtuple("Moved", ("count", "color"))
 #: Grammar attempts by outcome: accepted, or the block that could not be filled.
 #: ``reference_restart``: the reference would have restarted the episode (two of its i.i.d. query
 #: positions coincided, or its draws ran out), decided with :func:`query_acceptance`.
@@ -223,15 +246,15 @@ def _move(kind, a, b, rows, cols, n, out_rows, out_cols):
 
 @kernel
 def transform(kind, a, b, rows, cols, n, color, out_rows, out_cols):
-    """Apply one primitive ``(kind, a, b)``; returns (count, colour), count -1 when invalid."""
+    """Apply one primitive ``(kind, a, b)``; returns the :data:`Moved` object, count -1 when invalid."""
     if kind == SET_COLOR:
         for i in range(n):
             out_rows[i] = rows[i]
             out_cols[i] = cols[i]
-        return n, a
+        return Moved(count=n, color=a)
     if kind == GROW:
-        return _grow(a, b, rows, cols, n, out_rows, out_cols), color
-    return _move(kind, a, b, rows, cols, n, out_rows, out_cols), color
+        return Moved(count=_grow(a, b, rows, cols, n, out_rows, out_cols), color=color)
+    return Moved(count=_move(kind, a, b, rows, cols, n, out_rows, out_cols), color=color)
 
 
 @kernel
@@ -687,12 +710,7 @@ def _record(head, g, masks, meta, shapes, keys):
 
 @kernel
 def generate(stream, indices, retries, variants, type_start, params):
-    """Episodes ``indices`` (with their retry numbers) of a stream.
-
-    Returns ``ok``, ``grids`` (episode, example, input/output, 10, 10), ``meta`` (see ``META_*``),
-    ``shapes`` (S's normalised mask and N's mask, two words each), ``keys`` and ``causes``
-    (grammar attempts by outcome).
-    """
+    """Episodes ``indices`` (with their retry numbers) of a stream, as :data:`Episodes`."""
     n = indices.shape[0]
     examples = 3 * (params[P_PRIMITIVES] + params[P_COMPOSITIONS]) + params[P_LEVEL2]
     ok = np.zeros(n, np.bool_)
@@ -721,7 +739,7 @@ def generate(stream, indices, retries, variants, type_start, params):
                 break
         _record(head, g, masks, meta[i], shapes[i], keys[i])
         meta[i, META_GRAMMARS] = causes[i].sum()
-    return ok, grids, meta, shapes, keys, causes
+    return Episodes(ok=ok, grids=grids, meta=meta, shapes=shapes, keys=keys, causes=causes)
 
 
 @kernel
@@ -737,8 +755,8 @@ def heads(stream, indices, retries, type_start):
 
 @kernel
 def generate_fixed(stream, grammars, s_cells, masks, params):
-    """Episodes of fixed grammars (the static variant): episode ``i`` uses ``grammars[i]``,
-    ``s_cells[i]`` and ``masks[i]`` and only redraws its examples. ``P_WEIGH_QUERIES`` is ignored:
+    """Episodes of fixed grammars (the static variant), as :data:`FixedEpisodes`: episode ``i`` uses
+    ``grammars[i]``, ``s_cells[i]`` and ``masks[i]`` and only redraws its examples. ``P_WEIGH_QUERIES`` is ignored:
     a fixed grammar's weight changes nothing, the reference's restarts only redraw its positions."""
     params = params.copy()
     params[P_WEIGH_QUERIES] = 0
@@ -757,4 +775,4 @@ def generate_fixed(stream, grammars, s_cells, masks, params):
             if cause == 0:
                 ok[i] = True
                 break
-    return ok, grids, causes
+    return FixedEpisodes(ok=ok, grids=grids, causes=causes)

@@ -42,17 +42,16 @@ REFERENCE_QUERIES = 14
 
 
 def kernel_params(layout: Layout, queries: str, keep_degenerate: bool, shape_size: tuple[int, int]) -> np.ndarray:
-    """The kernels' ``params`` vector (see ``_kernels.P_*``)."""
-    from cogen.carc import _kernels as K
+    """The kernels' ``params`` vector (see ``_kernels.P_*``), every slot by name."""
+    from cogen.carc._kernels import PARAMS
 
     if queries not in QUERY_MODES:
         raise ValueError(f"queries must be one of {', '.join(QUERY_MODES)}, not {queries!r}")
-    params = np.zeros(K.N_PARAMS, np.int64)
-    params[[K.P_KEEP_DEGENERATE, K.P_PRIMITIVES, K.P_COMPOSITIONS, K.P_LEVEL2, K.P_MAX_GRAMMARS, K.P_MAX_DRAWS,
-            K.P_MIN_SIZE, K.P_MAX_SIZE, K.P_WEIGH_QUERIES, K.P_QUERY_DRAWS, K.P_DISTINCT_STUDY]] = (
-        int(keep_degenerate), layout.primitives, layout.compositions, layout.level2, MAX_GRAMMARS, MAX_DRAWS,
-        *shape_size, int(queries == "reference"), max(REFERENCE_QUERIES, layout.level2), int(queries == "distinct"))
-    return params
+    return PARAMS.pack(keep_degenerate=int(keep_degenerate), primitives=layout.primitives,
+                       compositions=layout.compositions, level2=layout.level2, max_grammars=MAX_GRAMMARS,
+                       max_draws=MAX_DRAWS, min_size=shape_size[0], max_size=shape_size[1],
+                       weigh_queries=int(queries == "reference"), query_draws=max(REFERENCE_QUERIES, layout.level2),
+                       distinct_study=int(queries == "distinct"))
 
 
 def stream_seed(seed: int, name: str) -> int:
@@ -92,9 +91,8 @@ class EpisodeSampler:
 
         indices, retries = _index_arrays(indices, retries)
         variants, type_start, params = self.arrays
-        ok, grids, meta, shapes, keys, causes = K.generate(np.uint64(self.stream), indices, retries, variants,
-                                                           type_start, params)
-        return EpisodeBatch(self, indices, retries, ok, grids, meta, shapes, keys, causes)
+        episodes = K.generate(np.uint64(self.stream), indices, retries, variants, type_start, params)
+        return EpisodeBatch(self, indices, retries, **episodes._asdict())
 
     def heads(self, indices: Iterable[int], retries: Iterable[int] | None = None) -> np.ndarray:
         """Role types (columns 0-2) and variant numbers (3-5) of episodes ``indices``, without generating them."""
@@ -189,19 +187,23 @@ class EpisodeBatch:
         counts = [layout.primitives] * 3 + [layout.compositions] * 3
         return [kind for kind, count in zip(KINDS[:6], counts, strict=True) for _ in range(count)]  # study kinds only
 
+    @cached_property
+    def fields(self) -> dict[str, np.ndarray]:
+        """The metadata columns by name (``types``, ``variants``, ``color``, ``ncolor``, ``nshape``, ``nrow``,
+        ``ncol``, ``grammars``; see ``_kernels.META_*``)."""
+        from cogen.carc._kernels import META
+
+        return META.unpack(self.meta)
+
     @property
     def types(self) -> np.ndarray:
         """Type code of the shape, colour and neighbour roles, per episode."""
-        from cogen.carc._kernels import META_TYPES
-
-        return self.meta[:, META_TYPES: META_TYPES + 3]
+        return self.fields["types"]
 
     @property
     def variant_numbers(self) -> np.ndarray:
         """Index in ``sampler.variants`` of each role's variant, per episode."""
-        from cogen.carc._kernels import META_VARIANTS
-
-        return self.meta[:, META_VARIANTS: META_VARIANTS + 3]
+        return self.fields["variants"]
 
     @property
     def triplets(self) -> list[str]:
@@ -219,17 +221,16 @@ class EpisodeBatch:
 
     def describe(self, i: int) -> dict:
         """The grammar of episode ``i`` in words: roles, S, C, N."""
-        from cogen.carc._kernels import META_COLOR, META_NCOL, META_NCOLOR, META_NROW
-
+        fields = self.fields
         variants = [self.sampler.variants[v] for v in self.variant_numbers[i]]
         s_counts, s_cells = mask_cells(self.shapes[i: i + 1, 0:2])
         n_counts, n_cells = mask_cells(self.shapes[i: i + 1, 2:4])
         return {
             "episode": int(self.indices[i]), "retry": int(self.retries[i]), "triplet": self.triplets[i],
             "roles": {role: {"type": v.name, "kwargs": dict(v.kwargs)} for role, v in zip(ROLES, variants, strict=True)},
-            "shape": s_cells.tolist(), "color": int(self.meta[i, META_COLOR]),
-            "neighbor": {"cells": n_cells.tolist(), "color": int(self.meta[i, META_NCOLOR]),
-                         "position": [int(self.meta[i, META_NROW]), int(self.meta[i, META_NCOL])]},
+            "shape": s_cells.tolist(), "color": int(fields["color"][i]),
+            "neighbor": {"cells": n_cells.tolist(), "color": int(fields["ncolor"][i]),
+                         "position": [int(fields["nrow"][i]), int(fields["ncol"][i])]},
         }
 
 

@@ -67,16 +67,12 @@ def _grammars(rotation: str):
         (color, color_variant), (ncolor, cell, neighbor_variant) = COLOR_ROLE[b], NEIGHBOR_ROLE[c]
         roles = (SHAPE_ROLE[a], color_variant, neighbor_variant)
         variants.append(roles)
-        g[i, K.G_ROLES: K.G_ROLES + 9] = [p for v in roles for p in v.params(rotation)]
         shape = np.array(SHAPES[a]).T
         s_cells[i, :, : shape.shape[1]] = shape
-        g[i, [K.G_COLOR, K.G_NCOLOR, K.G_NSHAPE, K.G_NROW, K.G_NCOL]] = color, ncolor, 0, *cell
-        g[i, [K.G_SN, K.G_SH, K.G_SW, K.G_NFORBID, K.G_NFREE]] = (shape.shape[1], shape[0].max() + 1,
-                                                                    shape[1].max() + 1, 2, len(FREE_COLORS))
-        g[i, K.G_FREE: K.G_FREE + len(FREE_COLORS)] = FREE_COLORS
-        masks[i, K.M_SHAPE: K.M_SHAPE + 2] = forbidden[a]
-        masks[i, K.M_NCELLS: K.M_NCELLS + 2] = _words([cell])
-        masks[i, K.M_FORBID: K.M_FORBID + 4] = [*forbidden[0], *forbidden[1]]
+        g[i] = K.GRAMMAR.pack(roles=[p for v in roles for p in v.params(rotation)], color=color, ncolor=ncolor,
+                              nshape=0, nrow=cell[0], ncol=cell[1], sn=shape.shape[1], sh=shape[0].max() + 1,
+                              sw=shape[1].max() + 1, nforbid=2, nfree=len(FREE_COLORS), free=FREE_COLORS)
+        masks[i] = K.MASKS.pack(shape=forbidden[a], ncells=_words([cell]), forbid=[*forbidden[0], *forbidden[1]])
     return g, s_cells, masks, variants
 
 
@@ -94,12 +90,12 @@ def generate_static(spec: StaticSpec, stream: int, rotation: str = "paper", keep
     layout = Layout(spec.primitives, spec.compositions, spec.queries, 0)
     g, s_cells, masks, variants = _grammars(rotation)
     params = kernel_params(layout, queries, keep_degenerate, shape_size)
-    ok, grids, causes = K.generate_fixed(np.uint64(stream), g, s_cells, masks, params)
-    if not ok.all():
-        raise GenerationError(f"static episode {int(np.flatnonzero(~ok)[0])} could not be filled")
-    return StaticEpisodes(layout, grids, variants, g[:, K.G_COLOR].copy(), g[:, K.G_NCOLOR].copy(),
-                          masks[:, K.M_SHAPE: K.M_SHAPE + 2].copy(), masks[:, K.M_NCELLS: K.M_NCELLS + 2].copy(),
-                          causes, rotation)
+    episodes = K.generate_fixed(np.uint64(stream), g, s_cells, masks, params)
+    if not episodes.ok.all():
+        raise GenerationError(f"static episode {int(np.flatnonzero(~episodes.ok)[0])} could not be filled")
+    grammar, words = K.GRAMMAR.unpack(g), K.MASKS.unpack(masks)
+    return StaticEpisodes(layout, episodes.grids, variants, grammar["color"].copy(), grammar["ncolor"].copy(),
+                          words["shape"].copy(), words["ncells"].copy(), episodes.causes, rotation)
 
 
 def _kinds(layout: Layout) -> np.ndarray:

@@ -16,9 +16,10 @@ from cogen.cli._help import complete_configs, examples
 
 __all__ = ["register"]
 
-app = typer.Typer(help="Train the COGITAO / Compositional-ARC model baselines and tabulate them beside the papers.",
+app = typer.Typer(help="Train the papers' model baselines (ResNet, transformers, LLaDA, MLC) and tabulate them beside the papers.",
                   no_args_is_help=True,
                   epilog=examples("cogen baselines models",
+                                  "cogen baselines preflight --model grid-tf --data cogen-data --config C1-1",
                                   "cogen baselines train --model grid-tf --data cogen-data --config C1-1 --seed 0"))
 
 _DATA = "A `cogen build` folder, or a Hub dataset repo id (owner/name)."
@@ -76,9 +77,11 @@ def _progress_bar(enabled: bool, label: str):
     return bar()
 
 
-def _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_) -> dict:
+def _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_, precision,
+             grad_accum) -> dict:
     return {"epochs": epochs, "batch_size": batch_size, "eval_batch_size": eval_batch_size, "size": size,
-            "device": device, "train_samples": train_samples, "task_codes": task_codes, "compile": compile_}
+            "device": device, "train_samples": train_samples, "task_codes": task_codes, "compile": compile_,
+            "precision": precision, "grad_accum": grad_accum}
 
 
 Epochs = Annotated[int | None, typer.Option(min=1, help="Epochs.", show_default="the paper's; 10, LLaDA 20, MLC 200/300")]
@@ -88,30 +91,33 @@ Size = Annotated[str, typer.Option(help=_SIZE)]
 Device = Annotated[str, typer.Option(help=_DEVICE)]
 TrainSamples = Annotated[int | None, typer.Option(min=1, help="Train on the first N training rows only (quick runs).")]
 TaskCodes = Annotated[str, typer.Option(help="auto (depth-4 codes for CompGen, none for EnvGen, as the paper), on or off.")]
-Compile = Annotated[str, typer.Option(help="torch.compile: auto (CUDA only), on or off.")]
+Compile = Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")]
+Precision = Annotated[str, typer.Option(help="auto (fp16 mixed precision on CUDA, fp32 elsewhere), fp32, fp16 or bf16; fp16/bf16 force the GPU's path on any device.")]
+GradAccum = Annotated[int | None, typer.Option(min=1, help="Micro-batches per optimiser update. Memory only: an update still sees the paper's batch. `cogen baselines preflight` says which value fits.", show_default="the model's; MLC 8")]
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")]
+Model = Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada, llada-sft or mlc.")]
+Data = Annotated[str, typer.Option("--data", "-d", help=_DATA)]
+Config = Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.",
+                                     autocompletion=complete_configs)]
 
 
 @app.command("train", epilog=examples("cogen baselines train --model grid-tf --data cogen-data --config C1-1 --seed 0",
                                       "cogen baselines train -m resnet -d cogen-data -c C1-1 --size small --device cpu"))
 def train(
-    model: Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada or mlc.")],
-    data: Annotated[str, typer.Option("--data", "-d", help=_DATA)],
-    config: Annotated[str, typer.Option("--config", "-c", help="Config (experiment) name, e.g. C1-1.",
-                                        autocompletion=complete_configs)],
+    model: Model, data: Data, config: Config,
     seed: Annotated[int, typer.Option(help="Seed of the weights, the order and the dropout.")] = 0,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder.", show_default="runs/<model>/<config>/seed<seed>")] = None,
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
-    compile_: Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")] = "auto",
-    stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config's endless stream, never a stored validation or test pair. COGITAO models only.")] = None,
+    compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None,
+    stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config's endless stream, never a stored validation or test pair. Grid models only.")] = None,
     progress: ShowProgress = True,
 ) -> None:
     """Train one model on one experiment with the paper's protocol; predict and score the test splits."""
     config_type = _library("config").RunConfig
     run_config = config_type(model, data, config, seed, stream=stream,
                              **_options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes,
-                                        compile_))
+                                        compile_, precision, grad_accum))
     _log_to_console(False)
     with _progress_bar(progress, f"{model} {config} seed {seed}") as bar:
         summary = _library("run").train(run_config, out, bar)
@@ -126,7 +132,7 @@ def _print_summary(summary: dict, folder) -> None:
                   title_justify="left")
     for column in ("checkpoint rule", "epoch", "split", "cogen eval", "padded grid acc.", "loss"):
         table.add_column(column, justify="left" if column in ("checkpoint rule", "split") else "right")
-    headline = "grid_accuracy" if summary["family"] == "cogitao" else "exact_match"
+    headline = summary.get("headline") or _library("workload", needs_torch=False).headlines(summary)[0]
     for rule, result in summary["results"].items():
         for split, numbers in result.items():
             if isinstance(numbers, dict):
@@ -148,8 +154,9 @@ def table(
     markdown = tables.results_table(tables.find_runs(runs), rule, metric)
     typer.echo(markdown, nl=False)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(markdown, encoding="utf-8")
+        from cogen.folder.atomic import atomic_write
+
+        atomic_write(out, lambda temporary: temporary.write_text(markdown, encoding="utf-8"))
 
 
 @app.command("suite", epilog=examples("cogen baselines suite --models resnet,vanilla-tf --settings c1 --seeds 0,1 "
@@ -163,7 +170,7 @@ def suite(
     jobs: Annotated[int, typer.Option(min=1, help="Runs trained side by side (separate processes; they can share one GPU).")] = 1,
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
-    compile_: Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")] = "auto",
+    compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None,
     progress: ShowProgress = True,
 ) -> None:
     """Train models x settings x seeds (finished runs are skipped) and print the results table."""
@@ -172,7 +179,8 @@ def suite(
     if not seed_list:
         raise typer.BadParameter("--seeds needs at least one seed, e.g. 0,1,2")
     _log_to_console(False)
-    options = _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_)
+    options = _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_,
+                       precision, grad_accum)
 
     def finished(run, summary) -> None:
         _console.err.print(f"done: {run.model} {run.config} seed {run.seed}")
@@ -181,6 +189,31 @@ def suite(
         markdown = suites.run_suite(_split(models), _split(settings), seed_list, data, out, jobs=jobs,
                                     options=options, on_run=finished, progress=bar)
     typer.echo(markdown, nl=False)
+
+
+@app.command("preflight", epilog=examples(
+    "cogen baselines preflight --model grid-tf --data cogen-data --config C1-1",
+    "cogen baselines preflight -m pl-tf -d cogen-data -c C1-1 --device cuda --grad-accum 2 --json"))
+def preflight(
+    model: Model, data: Data, config: Config,
+    batch_size: BatchSize = None, size: Size = "paper", device: Device = "auto", train_samples: TrainSamples = None,
+    task_codes: TaskCodes = "auto", compile_: Compile = "auto", precision: Precision = "auto",
+    grad_accum: GradAccum = None,
+    memory_gb: Annotated[float | None, typer.Option(min=0.001, help="Card memory to plan for, GB.", show_default="the GPU's; 24 without one")] = None,
+    steps: Annotated[int, typer.Option(min=1, help="Timed updates after the first (which compiles).")] = 3,
+    json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Before a long run: build the model and real batches, run a few updates (compile included), and print
+    parameters, step and compile time, peak memory, whether it fits the card (and the --grad-accum that
+    does), host syncs per update, and the estimated time of the full paper-protocol run."""
+    import json
+
+    run_config = _library("config").RunConfig(
+        model, data, config, **_options(None, batch_size, 500, size, device, train_samples, task_codes, compile_,
+                                        precision, grad_accum))
+    flight = _library("preflight")
+    report = flight.preflight(run_config, memory_gb=memory_gb, steps=steps)
+    typer.echo(json.dumps(report, indent=2) if json_ else flight.render(report), nl=json_)
 
 
 @app.command("models", epilog=examples("cogen baselines models"))

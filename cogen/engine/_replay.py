@@ -9,6 +9,8 @@ their file's digest (``KERNELS_SHA256``, see :mod:`cogen.pins`).
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from cogen._jit import kernel
@@ -16,12 +18,16 @@ from cogen.engine._kernels import OK, render_scene, run_scene
 
 KERNELS_SHA256 = "0a8d3008c3947e7e531c43cd4bfe07b7810ec158823e1145b56c9c90e0597d26"
 
-__all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "replay", "replay_frames",
-           "replay_objects"]
+__all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "StoredObjects", "replay",
+           "replay_frames", "replay_objects"]
 
 #: Outcome of each row: replayed and equal, input not drawn by its objects, sequence fails,
 #: output differs from the engine's, an object id or position that cannot be.
 REPLAYED, INPUT_DIFFERS, CANNOT_REPLAY, OUTPUT_DIFFERS, BAD_OBJECT = range(5)
+#: Stored object frames as :func:`replay_objects` reads them (see there).
+StoredObjects = namedtuple("StoredObjects", ("objects", "steps", "boxes", "cells", "cell_starts"))
+#: A grid, object boxes and object pixels big enough for every replayed row.
+Scratch = namedtuple("Scratch", ("grid", "boxes", "pixels"))
 
 
 @kernel
@@ -60,8 +66,8 @@ def _scratch(rows, sizes, object_starts):
     for s in rows:
         max_h, max_w = max(max_h, sizes[s, 0]), max(max_w, sizes[s, 1])
         max_n = max(max_n, object_starts[s + 1] - object_starts[s])
-    return (np.zeros((max_h, max_w), np.int8), np.zeros((max_n, 4), np.int32),
-            np.zeros((max_n, max_h * max_w), np.int8))
+    return Scratch(grid=np.zeros((max_h, max_w), np.int8), boxes=np.zeros((max_n, 4), np.int32),
+                   pixels=np.zeros((max_n, max_h * max_w), np.int8))
 
 
 @kernel
@@ -85,7 +91,8 @@ def replay(rows, sizes, inputs, input_starts, outputs, output_starts, tokens, to
     positions ((m, 2) int64) at ``object_starts[s]:object_starts[s + 1]``. ``bank`` = (pixels,
     offsets, shapes) of the object bank.
     """
-    grid, boxes, pixels = _scratch(rows, sizes, object_starts)
+    scratch = _scratch(rows, sizes, object_starts)
+    grid, boxes, pixels = scratch.grid, scratch.boxes, scratch.pixels
     for j in range(rows.shape[0]):
         s, height, width, n = _row(rows, j, sizes, object_starts)
         if not _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):
@@ -114,7 +121,8 @@ def replay_frames(rows, sizes, tokens, token_starts, ids, positions, object_star
     ``f``'s cells row-major at ``frames[frame_starts[f]:]``, each of the row's ``sizes[s]``; the
     other arrays as :func:`replay`.
     """
-    grid, boxes, pixels = _scratch(rows, sizes, object_starts)
+    scratch = _scratch(rows, sizes, object_starts)
+    grid, boxes, pixels = scratch.grid, scratch.boxes, scratch.pixels
     for j in range(rows.shape[0]):
         s, height, width, n = _row(rows, j, sizes, object_starts)
         first, depth = frame_offsets[s], token_starts[s + 1] - token_starts[s]
@@ -141,8 +149,10 @@ def replay_frames(rows, sizes, tokens, token_starts, ids, positions, object_star
 
 @kernel
 def _same_objects(boxes, pixels, n, stored, s, step):
-    """True when objects ``0..n-1`` hold the boxes and tight pixels stored for row ``s``'s step ``step``."""
-    objects, steps, object_boxes, cells, cell_starts = stored
+    """True when objects ``0..n-1`` hold the boxes and tight pixels of :data:`StoredObjects` ``stored`` for
+    row ``s``'s step ``step``."""
+    objects, steps, object_boxes, cells, cell_starts = (stored.objects, stored.steps, stored.boxes, stored.cells,
+                                                        stored.cell_starts)
     for i in range(n):
         e = steps[objects[s] + i] + step
         h, w = boxes[i, 2], boxes[i, 3]
@@ -162,13 +172,14 @@ def replay_objects(rows, sizes, tokens, token_starts, ids, positions, object_sta
     (``INPUT_DIFFERS`` when step 0 is not the objects placed from the bank, ``OUTPUT_DIFFERS`` when a
     later step is not the engine's step from the one before).
 
-    ``stored`` = (objects, steps, boxes, cells, cell_starts): stored object ``k`` (row ``s``'s are
+    ``stored`` is a :data:`StoredObjects` (objects, steps, boxes, cells, cell_starts): stored object ``k`` (row ``s``'s are
     ``objects[s]`` to ``objects[s + 1]``, as many as the row's bank objects) has entries ``steps[k]`` (its step 0) to
     ``steps[k + 1]``, one per step; entry ``e``'s box (row, col, height, width) is ``boxes[e]``, its
     tight pixels row-major at ``cells[cell_starts[e]:]``. Every object of a row must hold depth + 1
     entries whose arrays match their boxes (checked by the caller). Other arrays as :func:`replay`.
     """
-    grid, boxes, pixels = _scratch(rows, sizes, object_starts)
+    scratch = _scratch(rows, sizes, object_starts)
+    grid, boxes, pixels = scratch.grid, scratch.boxes, scratch.pixels
     for j in range(rows.shape[0]):
         s, height, width, n = _row(rows, j, sizes, object_starts)
         if not _load_objects(s, sizes, ids, positions, object_starts, bank, boxes, pixels):

@@ -195,9 +195,10 @@ def replay_objects(rows, sizes, tokens, token_starts, ids, positions, object_sta
         return np.ascontiguousarray(array, dtype)
 
     objects, steps, boxes, cells, cell_starts = stored
+    arrays = _replay.StoredObjects(objects=ints(objects), steps=ints(steps), boxes=ints(boxes).reshape(-1, 4),
+                                   cells=ints(cells, np.int8), cell_starts=ints(cell_starts))
     status = np.zeros(len(rows), np.int64)
     _replay.replay_objects(ints(rows), ints(sizes), ints(tokens), ints(token_starts), ints(ids),
-                           ints(positions).reshape(-1, 2), ints(object_starts),
-                           (ints(objects), ints(steps), ints(boxes).reshape(-1, 4), ints(cells, np.int8), ints(cell_starts)),
+                           ints(positions).reshape(-1, 2), ints(object_starts), arrays,
                            tuple(ints(a, a.dtype) for a in bank), status)
     return status

@@ -12,6 +12,10 @@ the object's height (uniform over the heights the candidate pool holds).
 Some size draws cannot fit at all, so a sample that fails with its sizes for a tenth of its
 attempt budget draws new ones (a counted *size redraw*); the count is kept to the end.
 
+The arrays that cross the boundary are named: :func:`generate` takes a :data:`ProgramArrays` and
+returns :data:`Rows` (namedtuples; Numba builds and reads them by field), and the ``params`` vector is
+built by name with :data:`DOMAIN_PARAMS` (see :mod:`cogen._slots`).
+
 This module calls the engine's ``run_scene`` / ``render_scene`` kernels and the random numbers
 of :mod:`cogen._rng`. Numba's cache only notices edits to *this* file, so ``KERNELS_SHA256``
 below pins the digest of those files (see :mod:`cogen.pins`; refresh with ``python -m cogen.pins``).
@@ -19,20 +23,44 @@ below pins the digest of those files (see :mod:`cogen.pins`; refresh with ``pyth
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from cogen._jit import kernel
 from cogen._rng import GOLDEN, below, between, mix, sample_state
+from cogen._slots import Slots
 from cogen.engine._kernels import render_scene, run_scene
 
-KERNELS_SHA256 = "6c92bd015d58abaa172c80e244ad3d02bcf7a704e9689509d3a1a0d9a2f0b9bb"
+KERNELS_SHA256 = "9565e5261b22fc861141024972eade25d4866a23a6067bb4e28d0c96f90af75f"
 
 # Rejection causes, in the order of the counts the kernels return.
 CAUSES = ("accepted", "no_room", "cannot_apply", "out_of_grid", "overlap", "no_objects", "degenerate")
 NO_ROOM, NO_OBJECTS, DEGENERATE = 1, 5, 6
-# Layout of the int64 ``params`` vector describing one domain.
+# Layout of the int64 ``params`` vector describing one domain (built by name with DOMAIN_PARAMS).
 (P_EXPLICIT, P_DEPTH_LO, P_DEPTH_HI, P_H_LO, P_H_HI, P_W_LO, P_W_HI, P_N_LO, P_N_HI, P_MAX_ATTEMPTS,
  P_KEEP_DEGENERATE, P_BALANCE_COUNT, P_BALANCE_SIZE, P_SIZE_PATIENCE) = range(14)
+P_SIZE = 14
+#: ``DOMAIN_PARAMS.pack(explicit=..., depth_lo=..., h_lo=..., ...)``: a domain's ``params``, every slot by name.
+DOMAIN_PARAMS = Slots.of(globals(), "P_", P_SIZE, np.int64, complete=True)
+
+#: A domain's arrays as :func:`generate` takes them (see :class:`cogen.generate.program.Program`).
+ProgramArrays = namedtuple("ProgramArrays", ("sequences", "pool", "token_bits", "candidate_offsets", "candidate_ids",
+                                             "band_offsets", "candidate_bands", "params"))
+#: What :func:`generate` returns, one array per row field (``cogen.generate.sampler.ROW_FIELDS`` is this
+#: list). ``object_cells`` grows as samples are kept, so it comes last: :func:`generate` puts it in at the end.
+Rows = namedtuple("Rows", ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions",
+                           "keys", "causes", "size_redraws", "noop", "frames", "object_boxes", "object_cell_starts",
+                           "object_cells"))
+#: One attempt's scene: cells taken by objects (and their halo), the objects, and both grids.
+Scene = namedtuple("Scene", ("blocked", "boxes", "pixels", "grid_in", "grid_out"))
+#: The states an attempt records (each empty when not recorded): grids ``(depth + 1, H, W)``, object
+#: boxes ``(depth + 1, n, 4)`` and object pixels ``(depth + 1, n, H * W)``.
+Record = namedtuple("Record", ("frames", "object_boxes", "object_pixels"))
+#: What one sample works in: its scene and record, its sequence, its objects' bank ids and positions,
+#: its RNG state and what it keeps through its retries (see :func:`_draw_kept`).
+Work = namedtuple("Work", ("scene", "record", "sequence", "ids", "positions", "rng", "kept"))
+
 PLACEMENT_TRIES = 16
 #: Size quantiles are integers in [0, 2**QUANTILE_BITS).
 QUANTILE_BITS = 31
@@ -174,30 +202,29 @@ def _unchanged(grid_in, grid_out, height, width):
 @kernel
 def _record_objects(record, step, boxes, pixels):
     """Copy every object's box and tight pixels into step ``step`` of ``record``'s object buffers."""
-    _, object_boxes, object_pixels = record
     for i in range(boxes.shape[0]):
         cells = boxes[i, 2] * boxes[i, 3]
-        object_boxes[step, i, :] = boxes[i, :]
-        object_pixels[step, i, :cells] = pixels[i, :cells]
+        record.object_boxes[step, i, :] = boxes[i, :]
+        record.object_pixels[step, i, :cells] = pixels[i, :cells]
 
 
 @kernel
 def _run_steps(sequence, length, height, width, boxes, pixels, grid_out, record):
-    """:func:`run_scene` one step at a time, copying each validated state into ``record`` = (frames,
-    object boxes, object pixels): the grid into ``frames[1 + step]``, the objects into step ``1 + step``
-    of the object buffers (each buffer empty to skip it).
+    """:func:`run_scene` one step at a time, copying each validated state into the :data:`Record`: the
+    grid into ``frames[1 + step]``, the objects into step ``1 + step`` of the object buffers (each
+    buffer empty to skip it).
 
     ``run_scene`` carries nothing from one step to the next but the objects, so this is the same
     computation, status and final grid as one call on the whole sequence.
     """
-    frames = record[0]
+    frames = record.frames
     for step in range(length):
         status = run_scene(sequence[step : step + 1], height, width, boxes, pixels, grid_out)
         if status != 0:
             return status
         if frames.shape[0] > 0:
             frames[1 + step, :height, :width] = grid_out[:height, :width]
-        if record[1].shape[0] > 0:
+        if record.object_boxes.shape[0] > 0:
             _record_objects(record, 1 + step, boxes, pixels)
     return 0
 
@@ -206,13 +233,12 @@ def _run_steps(sequence, length, height, width, boxes, pixels, grid_out, record)
 def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids, positions, record):
     """One attempt: grid size, objects, placement, sequence. Returns (cause, height, width, n).
 
-    ``pools`` = (candidates, bands) of the sequence's object pool; ``kept`` as :func:`_draw_kept`.
-    ``record`` = (frames ``(depth + 1, H, W)``, object boxes ``(depth + 1, n, 4)``, object pixels
-    ``(depth + 1, n, H * W)``; each empty to skip it) receives the input state and every state the
+    ``pools`` = (candidates, bands) of the sequence's object pool (``pools`` in :func:`_draw`); ``kept`` as
+    :func:`_draw_kept`. ``record`` (a :data:`Record`) receives the input state and every state the
     attempt validated.
     """
     bank_pixels, bank_offsets, bank_shapes = bank
-    blocked, boxes, pixels, grid_in, grid_out = scene
+    blocked, boxes, pixels, grid_in, grid_out = scene.blocked, scene.boxes, scene.pixels, scene.grid_in, scene.grid_out
     candidates, bands = pools
     height = between(rng, params[P_H_LO], params[P_H_HI])
     width = between(rng, params[P_W_LO], params[P_W_HI])
@@ -232,13 +258,13 @@ def _attempt(rng, sequence, length, pools, kept, params, bank, scene, object_ids
         boxes[k, 0], boxes[k, 1], boxes[k, 2], boxes[k, 3] = position[0], position[1], h, w
         pixels[k, : h * w] = bank_pixels[start : start + h * w]
     render_scene(boxes, pixels, n, height, width, grid_in)
-    frames = record[0]
-    if frames.shape[0] == 0 and record[1].shape[0] == 0:
+    frames = record.frames
+    if frames.shape[0] == 0 and record.object_boxes.shape[0] == 0:
         status = run_scene(sequence[:length], height, width, boxes[:n], pixels[:n], grid_out)
     else:
         if frames.shape[0] > 0:
             frames[0, :height, :width] = grid_in[:height, :width]
-        if record[1].shape[0] > 0:
+        if record.object_boxes.shape[0] > 0:
             _record_objects(record, 0, boxes[:n], pixels[:n])
         status = _run_steps(sequence, length, height, width, boxes[:n], pixels[:n], grid_out, record)
     if status != 0:
@@ -253,7 +279,7 @@ def _store_objects(record, n, length, boxes_out, cells, used):
     """Append an accepted sample's object states: ``boxes_out[i, t]`` = object ``i``'s box at step
     ``t``; its pixels, object by object and step by step, row-major into ``cells[used:]`` (grown
     when full). Returns ``(cells, used)``."""
-    _, object_boxes, object_pixels = record
+    object_boxes, object_pixels = record.object_boxes, record.object_pixels
     need = 0
     for i in range(n):
         for t in range(length + 1):
@@ -291,58 +317,89 @@ def content_key(sequence, length, grid, height, width):
 
 
 @kernel
-def generate(stream, indices, retries, program, bank, capacity, recording):
-    """Generate the samples ``indices`` (regenerated ``retries`` times) of one domain.
-
-    ``program`` = (sequences, pool, token_bits, candidate_offsets, candidate_ids, band_offsets,
-    candidate_bands, params) as built by :mod:`cogen.generate.program`; ``bank`` = (pixels, offsets, shapes);
-    ``capacity`` = (max height, max width, max objects, max depth). Returns per-sample arrays: ok
-    flag, (H, W), input and output grids (each ``(k, Hmax, Wmax)``), sequences (``-1`` padded),
-    object count (the kept count when a balanced sample fails), object bank ids and initial
-    positions, 128-bit keys, attempts and rejection counts by cause, size redraws, and whether
-    the sample's first valid attempt left the grid unchanged (the sample is, or with
-    ``degenerate: keep`` would have been, a no-op). ``recording`` = (frames, objects) flags: with
-    frames, each sample's frames ``(k, max depth + 1, Hmax, Wmax)`` (input, then the grid after each
-    step; 0 padded; ``(0, ...)`` otherwise); with objects, each object's state at every step: boxes
-    ``(k, max objects, max depth + 1, 4)`` int16 (row, col, height, width; 0 padded; ``(0, ...)``
-    otherwise) and tight pixels, sample by sample, object by object, step by step, row-major in one
-    int8 array, sample ``s``'s at ``[cell_starts[s]:cell_starts[s + 1]]``. Recording changes no random
-    draw, so every other array is the same either way.
-    """
-    sequences, pool, token_bits, cand_offsets, cand_ids, band_offsets, cand_bands, params = program
+def _allocate(k, capacity, recording):
+    """The :data:`Rows` of ``k`` samples before any is drawn: zeros, and -1 where "none" must read apart from 0."""
     max_h, max_w, max_n, max_depth = capacity
-    k = indices.shape[0]
-    ok = np.zeros(k, np.bool_)
-    sizes = np.zeros((k, 2), np.int16)
-    inputs = np.zeros((k, max_h, max_w), np.int8)
-    outputs = np.zeros((k, max_h, max_w), np.int8)
-    seqs = np.full((k, max_depth), -1, np.int16)
-    counts = np.zeros(k, np.int16)
-    object_ids = np.full((k, max_n), -1, np.int32)
-    positions = np.full((k, max_n, 2), -1, np.int16)
-    keys = np.zeros((k, 2), np.uint64)
-    causes = np.zeros((k, len(CAUSES)), np.int64)
-    redraws = np.zeros(k, np.int32)
-    noops = np.zeros(k, np.bool_)
-    scene = (np.zeros((max_h, max_w), np.int8), np.zeros((max_n, 4), np.int32),
-             np.zeros((max_n, max_h * max_w), np.int8), np.zeros((max_h, max_w), np.int8),
-             np.zeros((max_h, max_w), np.int8))
-    sequence = np.empty(max(max_depth, 1), np.int64)
-    ids = np.empty(max_n, np.int32)
-    pos = np.empty((max_n, 2), np.int16)
-    rng = np.empty(1, np.uint64)
-    kept = np.empty(1 + max_n, np.int64)
     record_frames, record_objects = recording
-    frames = np.zeros((k if record_frames else 0, max_depth + 1, max_h, max_w), np.int8)
-    object_boxes = np.zeros((k if record_objects else 0, max_n, max_depth + 1, 4), np.int16)
-    cells = np.empty(1024 if record_objects else 0, np.int8)
-    cell_starts = np.zeros(k + 1, np.int64)
-    steps = max_depth + 1 if record_objects else 0
-    record = (np.zeros((max_depth + 1 if record_frames else 0, max_h, max_w), np.int8),
-              np.zeros((steps, max_n, 4), np.int32), np.zeros((steps, max_n, max_h * max_w), np.int8))
-    for s in range(k):
+    # Sizes that depend on what is recorded (Numba takes no `x if c else y` among keyword arguments).
+    framed, objects, buffer = (k if record_frames else 0), (k if record_objects else 0), (1024 if record_objects else 0)
+    return Rows(ok=np.zeros(k, np.bool_), sizes=np.zeros((k, 2), np.int16), inputs=np.zeros((k, max_h, max_w), np.int8),
+                outputs=np.zeros((k, max_h, max_w), np.int8), sequences=np.full((k, max_depth), -1, np.int16),
+                n_objects=np.zeros(k, np.int16), object_ids=np.full((k, max_n), -1, np.int32),
+                positions=np.full((k, max_n, 2), -1, np.int16), keys=np.zeros((k, 2), np.uint64),
+                causes=np.zeros((k, len(CAUSES)), np.int64), size_redraws=np.zeros(k, np.int32),
+                noop=np.zeros(k, np.bool_), frames=np.zeros((framed, max_depth + 1, max_h, max_w), np.int8),
+                object_boxes=np.zeros((objects, max_n, max_depth + 1, 4), np.int16),
+                object_cell_starts=np.zeros(k + 1, np.int64), object_cells=np.empty(buffer, np.int8))
+
+
+@kernel
+def _work(capacity, recording):
+    """The :data:`Work` arrays of one sample at a time, big enough for any sample of the domain."""
+    max_h, max_w, max_n, max_depth = capacity
+    record_frames, record_objects = recording
+    steps, frames = (max_depth + 1 if record_objects else 0), (max_depth + 1 if record_frames else 0)
+    scene = Scene(blocked=np.zeros((max_h, max_w), np.int8), boxes=np.zeros((max_n, 4), np.int32),
+                  pixels=np.zeros((max_n, max_h * max_w), np.int8), grid_in=np.zeros((max_h, max_w), np.int8),
+                  grid_out=np.zeros((max_h, max_w), np.int8))
+    record = Record(frames=np.zeros((frames, max_h, max_w), np.int8),
+                    object_boxes=np.zeros((steps, max_n, 4), np.int32),
+                    object_pixels=np.zeros((steps, max_n, max_h * max_w), np.int8))
+    return Work(scene=scene, record=record, sequence=np.empty(max(max_depth, 1), np.int64),
+                ids=np.empty(max_n, np.int32), positions=np.empty((max_n, 2), np.int16), rng=np.empty(1, np.uint64),
+                kept=np.empty(1 + max_n, np.int64))
+
+
+@kernel
+def _draw(stream, indices, retries, program, bank, work, rows):
+    """The sampling loop: each sample of ``indices`` (regenerated ``retries`` times) draws attempts until
+    one is accepted, which ``keep`` stores into ``rows``, or the budget runs out; every attempt's cause
+    is counted. Returns the object cell buffer (grown as samples are kept).
+
+    ``keep`` and ``pools`` are closures, which Numba compiles into the loop: a kernel called once per
+    sample with the 29 arrays of ``rows`` and ``work`` would cost 15 % of the sampler's time.
+    """
+    # Fields bound once (a field read in the loop costs a reference count each time).
+    params, sequences, pool, token_bits = program.params, program.sequences, program.pool, program.token_bits
+    candidates, candidate_offsets = program.candidate_ids, program.candidate_offsets
+    bands, band_offsets = program.candidate_bands, program.band_offsets
+    rng, sequence, kept, scene, record, ids, placed = (work.rng, work.sequence, work.kept, work.scene, work.record,
+                                                       work.ids, work.positions)
+    ok, causes, noop, size_redraws, n_objects, starts = (rows.ok, rows.causes, rows.noop, rows.size_redraws,
+                                                         rows.n_objects, rows.object_cell_starts)
+    sizes, inputs, outputs, seqs, object_ids, positions, keys = (rows.sizes, rows.inputs, rows.outputs, rows.sequences,
+                                                                 rows.object_ids, rows.positions, rows.keys)
+
+    def pools(length):
+        """(candidates, height bands) of the object pool for the preconditions of the sequence's steps
+        (no bands unless sizes are balanced)."""
+        mask = 0
+        for step in range(length):
+            mask |= token_bits[sequence[step]]
+        return (candidates[candidate_offsets[mask] : candidate_offsets[mask + 1]],
+                bands[band_offsets[mask] : band_offsets[mask + 1]])
+
+    def keep(s, length, height, width, n, cells):
+        """The keep-sample step: the accepted attempt becomes sample ``s`` of ``rows`` (grids, sequence,
+        objects, recorded states, content key); returns the object cell buffer."""
+        ok[s] = True
+        sizes[s, 0], sizes[s, 1], n_objects[s] = height, width, n
+        inputs[s, :height, :width] = scene.grid_in[:height, :width]
+        outputs[s, :height, :width] = scene.grid_out[:height, :width]
+        seqs[s, :length] = sequence[:length]
+        object_ids[s, :n] = ids[:n]
+        positions[s, :n] = placed[:n]
+        if rows.frames.shape[0] > 0:
+            rows.frames[s, : length + 1, :height, :width] = record.frames[: length + 1, :height, :width]
+        if rows.object_boxes.shape[0] > 0:
+            cells, starts[s + 1] = _store_objects(record, n, length, rows.object_boxes[s], cells, starts[s])
+        keys[s, 0], keys[s, 1] = content_key(sequence, length, scene.grid_in, height, width)
+        return cells
+
+    cells = rows.object_cells
+    for s in range(indices.shape[0]):
         rng[0] = sample_state(stream, indices[s], retries[s])
-        cell_starts[s + 1] = cell_starts[s]
+        starts[s + 1] = starts[s]
         length = 0
         if params[P_EXPLICIT] == 1:
             length = _draw_sequence(rng, indices[s], sequences, pool, params, sequence)
@@ -351,39 +408,45 @@ def generate(stream, indices, retries, program, bank, capacity, recording):
         for attempt in range(params[P_MAX_ATTEMPTS]):
             if params[P_BALANCE_SIZE] == 1 and attempt > 0 and attempt % params[P_SIZE_PATIENCE] == 0:
                 _draw_sizes(rng, kept)
-                redraws[s] += 1
+                size_redraws[s] += 1
             if params[P_EXPLICIT] == 0:
                 length = _draw_sequence(rng, indices[s], sequences, pool, params, sequence)
-            mask = 0
-            for step in range(length):
-                mask |= token_bits[sequence[step]]
-            pools = (cand_ids[cand_offsets[mask] : cand_offsets[mask + 1]],
-                     cand_bands[band_offsets[mask] : band_offsets[mask + 1]])  # no bands unless sizes are balanced
-            cause, height, width, n = _attempt(rng, sequence, length, pools, kept, params, bank, scene, ids, pos,
-                                               record)
+            cause, height, width, n = _attempt(rng, sequence, length, pools(length), kept, params, bank, scene, ids,
+                                               placed, record)
             if first_valid and (cause == 0 or cause == DEGENERATE):
-                noops[s], first_valid = cause == DEGENERATE, False
+                noop[s], first_valid = cause == DEGENERATE, False
             if cause == DEGENERATE and params[P_KEEP_DEGENERATE] == 1:
                 cause = 0
             causes[s, cause] += 1
             if cause == 0:
-                ok[s] = True
-                sizes[s, 0], sizes[s, 1], counts[s] = height, width, n
-                inputs[s, :height, :width] = scene[3][:height, :width]
-                outputs[s, :height, :width] = scene[4][:height, :width]
-                seqs[s, :length] = sequence[:length]
-                object_ids[s, :n] = ids[:n]
-                positions[s, :n] = pos[:n]
-                if record_frames:
-                    frames[s, : length + 1, :height, :width] = record[0][: length + 1, :height, :width]
-                if record_objects:
-                    cells, cell_starts[s + 1] = _store_objects(record, n, length, object_boxes[s], cells, cell_starts[s])
-                keys[s, 0], keys[s, 1] = content_key(sequence, length, scene[3], height, width)
+                cells = keep(s, length, height, width, n, cells)
                 break
         if not ok[s] and kept[0] >= 0:
-            counts[s] = kept[0]
-    return (ok, sizes, inputs, outputs, seqs, counts, object_ids, positions, keys, causes, redraws, noops, frames,
-            object_boxes, cells[: cell_starts[k]], cell_starts)
+            n_objects[s] = kept[0]
+    return cells
+
+
+@kernel
+def generate(stream, indices, retries, program, bank, capacity, recording):
+    """Generate the samples ``indices`` (regenerated ``retries`` times) of one domain, as :data:`Rows`.
+
+    ``program`` is the domain's :data:`ProgramArrays`; ``bank`` = (pixels, offsets, shapes);
+    ``capacity`` = (max height, max width, max objects, max depth). Per sample: ok flag, (H, W), input
+    and output grids (each ``(k, Hmax, Wmax)``), sequences (``-1`` padded), object count (the kept
+    count when a balanced sample fails), object bank ids and initial positions, 128-bit keys,
+    attempts and rejection counts by cause, size redraws, and whether the sample's first valid
+    attempt left the grid unchanged (the sample is, or with ``degenerate: keep`` would have been, a
+    no-op). ``recording`` = (frames, objects) flags: with frames, each sample's frames ``(k, max depth
+    + 1, Hmax, Wmax)`` (input, then the grid after each step; 0 padded; ``(0, ...)`` otherwise); with
+    objects, each object's state at every step: boxes ``(k, max objects, max depth + 1, 4)`` int16
+    (row, col, height, width; 0 padded; ``(0, ...)`` otherwise) and tight pixels, sample by sample,
+    object by object, step by step, row-major in one int8 array, sample ``s``'s at
+    ``object_cells[object_cell_starts[s]:object_cell_starts[s + 1]]``. Recording changes no random
+    draw, so every other array is the same either way.
+    """
+    rows = _allocate(indices.shape[0], capacity, recording)
+    cells = _draw(stream, indices, retries, program, bank, _work(capacity, recording), rows)
+    return Rows(*(rows[:-1] + (cells[: rows.object_cell_starts[-1]],)))  # object_cells, the last field, grown
 
 
 @kernel

@@ -33,19 +33,21 @@ class Program:
     band_offsets: np.ndarray       # int64 (2**k + 1): CSR offsets of each pool's height bands
     candidate_bands: np.ndarray    # int32 (b, 2): [start, stop) within its pool of each height band (none
                                    # unless sizes are balanced)
-    params: np.ndarray             # int64 (14,): see _sampler.P_*
+    params: np.ndarray             # int64 (14,): see _sampler.P_* and _sampler.DOMAIN_PARAMS
     capacity: tuple[int, int, int, int]  # max height, max width, max objects, max depth
 
-    def arrays(self) -> tuple:
-        """The ``program`` tuple the kernels take."""
-        return (self.sequences, self.pool, self.token_bits, self.candidate_offsets, self.candidate_ids,
-                self.band_offsets, self.candidate_bands, self.params)
+    def arrays(self):
+        """The :data:`cogen.generate._sampler.ProgramArrays` the kernels take, each field by name."""
+        from cogen.generate._sampler import ProgramArrays
+
+        return ProgramArrays(**{name: getattr(self, name) for name in ProgramArrays._fields})
 
 
 def compile_domain(domain: Domain, bank, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Program:
     """Turn ``domain`` into a :class:`Program` over ``bank`` (a :class:`cogen.bank.Bank`)."""
     from cogen.engine import TRANSFORMS, resolve
     from cogen.families.cogitao.spec import object_query
+    from cogen.generate._sampler import DOMAIN_PARAMS
 
     seqs = domain.sequences
     listed = seqs.sequences if seqs.explicit else seqs.exclude
@@ -74,10 +76,12 @@ def compile_domain(domain: Domain, bank, max_attempts: int = DEFAULT_MAX_ATTEMPT
     band_offsets = np.zeros(len(pools) + 1, np.int64)
     band_offsets[1:] = np.cumsum([len(b) for b in bands])
     grid, count = domain.grid, domain.objects.count
-    params = np.array([int(seqs.explicit), seqs.depth.lo if seqs.depth else 0, seqs.depth.hi if seqs.depth else 0,
-                       grid.height.lo, grid.height.hi, grid.width.lo, grid.width.hi, count.lo, count.hi,
-                       max_attempts, int(domain.degenerate == "keep"), int("count" in domain.balance), int(by_size),
-                       max(1, int(max_attempts * SIZE_PATIENCE_SHARE))], np.int64)
+    params = DOMAIN_PARAMS.pack(
+        explicit=int(seqs.explicit), depth_lo=seqs.depth.lo if seqs.depth else 0,
+        depth_hi=seqs.depth.hi if seqs.depth else 0, h_lo=grid.height.lo, h_hi=grid.height.hi, w_lo=grid.width.lo,
+        w_hi=grid.width.hi, n_lo=count.lo, n_hi=count.hi, max_attempts=max_attempts,
+        keep_degenerate=int(domain.degenerate == "keep"), balance_count=int("count" in domain.balance),
+        balance_size=int(by_size), size_patience=max(1, int(max_attempts * SIZE_PATIENCE_SHARE)))
     pool = np.array([resolve(name).token for name in seqs.pool], np.int64)
     return Program(table, pool, token_bits, offsets, np.concatenate(pools) if pools else np.zeros(0, np.int32),
                    band_offsets, np.concatenate(bands), params, (grid.height.hi, grid.width.hi, count.hi, depth))

@@ -27,9 +27,8 @@ from cogen.render import RenderSettings
 
 __all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix", "rejection_text", "require_ok"]
 
-#: Names of the arrays :func:`generate_rows` returns, in the kernel's return order.
-ROW_FIELDS = ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions", "keys",
-              "causes", "size_redraws", "noop", "frames", "object_boxes", "object_cells", "object_cell_starts")
+#: Names of the arrays :func:`generate_rows` returns: the fields of the kernel's :data:`~cogen.generate._sampler.Rows`.
+ROW_FIELDS = _sampler.Rows._fields
 
 
 @dataclass(frozen=True)
@@ -92,9 +91,9 @@ def generate_rows(job: SplitJob, indices: np.ndarray, retries: np.ndarray | None
     program = _program(job.domain, job.max_attempts)
     indices = np.ascontiguousarray(indices, np.int64)
     retries = np.zeros(len(indices), np.int64) if retries is None else np.ascontiguousarray(retries, np.int64)
-    arrays = _sampler.generate(np.uint64(job.stream), indices, retries, program.arrays(), _bank_arrays(),
-                               program.capacity, (bool(job.frames), bool(job.object_frames)))
-    return dict(zip(ROW_FIELDS, arrays, strict=True))
+    rows = _sampler.generate(np.uint64(job.stream), indices, retries, program.arrays(), _bank_arrays(),
+                             program.capacity, (bool(job.frames), bool(job.object_frames)))
+    return rows._asdict()
 
 
 def require_ok(rows: dict, config: str, split: str, start: int) -> None:

@@ -21,7 +21,7 @@ horizontal_random   two rows drawn uniformly; character r keeps row r for those 
 
 Patterns are uniform over the 16 four-cell patterns. A function is a pure function of
 ``(stream, index, retry)``: :func:`sample` draws any batch of them at once with NumPy (a
-splitmix64 word stream per function, permutations by sorting random keys).
+splitmix64 word stream per function from :mod:`cogen._rng`, permutations by sorting random keys).
 """
 
 from __future__ import annotations
@@ -70,11 +70,10 @@ def grid_text(bits) -> str:
 
 
 def stream_seed(seed: int, config: str) -> int:
-    """The word stream of a config's functions: a ``SeedSequence`` of the seed and the config name."""
-    import hashlib
+    """The word stream of a config's functions (:func:`cogen._rng.stream_seed` of the config name)."""
+    from cogen import _rng  # here, not at the top: the sandbox and the scorer import this module without Numba
 
-    words = np.frombuffer(hashlib.sha256(f"programs:{config}".encode()).digest()[:16], np.uint32).tolist()
-    return int(np.random.SeedSequence([int(seed), *words]).generate_state(1, np.uint64)[0])
+    return _rng.stream_seed(seed, f"programs:{config}")
 
 
 @dataclass(frozen=True)
@@ -112,24 +111,14 @@ class FunctionBatch:
 
 
 # ---------------------------------------------------------------- sampling
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _WORDS = 32  # random words per function: 16 cell keys, 4 row keys, 8 cell keys, 1 pattern word (+ spare)
-
-
-def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser on a uint64 array (wrapping arithmetic)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
 
 
 def _words(stream: int, indices: np.ndarray, retries: np.ndarray) -> np.ndarray:
     """``(n, 32)`` uint64 random words of each (index, retry) of the stream."""
-    indices = np.asarray(indices, np.uint64).reshape(-1)
-    retries = np.asarray(retries, np.uint64).reshape(-1)
-    base = _mix(np.full(len(indices), stream, np.uint64) ^ _mix(indices * _GOLDEN + (retries << np.uint64(40))))
-    steps = (np.arange(1, _WORDS + 1, dtype=np.uint64) * _GOLDEN)[None, :]
-    return _mix(base[:, None] + steps)
+    from cogen import _rng
+
+    return _rng.splitmix_words(_rng.index_states(stream, indices, retries), _WORDS)
 
 
 def _fixed(n: int, cell_to_character) -> np.ndarray:

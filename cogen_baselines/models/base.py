@@ -1,4 +1,4 @@
-"""What every COGITAO model takes and gives: a batch of padded grids in, per-cell class scores out.
+"""What every grid model takes and gives: a batch of padded grids in, per-cell class scores out.
 
 A :class:`GridBatch` holds whole tensors already on the model's device: the input and target
 grids (``(B, H, W)`` class ids: colours 0-9 and pad 10, or the 15 visual-token classes), the
@@ -21,7 +21,7 @@ __all__ = ["GridBatch", "GridModel", "GridShape", "count_parameters"]
 
 
 class GridBatch(NamedTuple):
-    """One batch of a COGITAO split, on the device (see the module docstring)."""
+    """One batch of a grid split, on the device (see the module docstring)."""
 
     inputs: torch.Tensor
     targets: torch.Tensor

@@ -168,11 +168,12 @@ class Encoder(nn.Module):
 
 
 class MLPHead(nn.Module):
-    """The paper's 2-layer MLP head, applied to every grid token: ``dim -> hidden -> classes``."""
+    """The paper's 2-layer MLP head, applied to every grid token: ``dim -> hidden -> ReLU -> classes``
+    (the reference code's ``activation='relu'``)."""
 
     def __init__(self, dim: int, hidden: int, classes: int):
         super().__init__()
-        self.net = nn.Sequential(output_layer(nn.Linear(dim, hidden)), nn.GELU(), output_layer(nn.Linear(hidden, classes)))
+        self.net = nn.Sequential(output_layer(nn.Linear(dim, hidden)), nn.ReLU(), output_layer(nn.Linear(hidden, classes)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)

@@ -1,9 +1,14 @@
-"""Compositional-ARC's MLC model (seed 000, Table 3; spec A.6): a transformer encoder-decoder over 2x2 patches.
+"""The MLC model (the MLC paper, seed 000, Table 3; spec A.6): a transformer encoder-decoder over 2x2 patches.
 
-Tokens are :mod:`cogen.carc.mlc`'s: 5 specials and 10,000 patch ids. The encoder reads the study
+Tokens (the reference's ``PatchTokenizer``, the layout cogen's MLC export writes; the tests hold the
+two equal): ids 0-4 ``PAD``, ``SOS``, ``EOS``, ``IO_SEP`` ("→"), ``SUP_SEP`` ("|"); ids 5..10004
+every 2x2 patch ``(a, b, c, d)`` (top-left, top-right, bottom-left, bottom-right) as
+``5 + 1000a + 100b + 10c + d``, a 10x10 grid being 25 tokens, patches left to right, top to
+bottom. The encoder reads the study
 pairs and the query input (52K + 26 tokens), the decoder writes the query output as 25 patch tokens
 and EOS. Positions: a learned 1-D table over the sequence (one per side) plus learned 2-D row and
-column embeddings added to every patch token. 3 + 3 pre-norm layers, d = 128, 8 heads, FFN 768,
+column embeddings added to every patch token. 3 + 3 post-norm layers (the reference's
+``nn.Transformer`` default, with its final encoder and decoder norms), d = 128, 8 heads, FFN 768,
 GELU, dropout 0; separate encoder and decoder embeddings and an output layer over the whole
 vocabulary (5.7 M parameters, most of them in those three tables).
 
@@ -17,10 +22,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cogen.carc.mlc import GRID_TOKENS, PATCH_OFFSET, SOS, VOCAB_SIZE
 from cogen_baselines.models.layers import init_weights
 
-__all__ = ["BACKGROUND_WEIGHT", "MLC", "patch_positions"]
+__all__ = ["BACKGROUND_WEIGHT", "EOS", "GRID_TOKENS", "IO_SEP", "MLC", "PAD", "PATCH_OFFSET", "SOS", "SUP_SEP",
+           "VOCAB_SIZE", "encoder_length", "patch_positions"]
+
+PAD, SOS, EOS, IO_SEP, SUP_SEP = range(5)
+PATCH_OFFSET = 5
+VOCAB_SIZE = PATCH_OFFSET + 10_000
+GRID_TOKENS = 25
+
+
+def encoder_length(study_examples: int) -> int:
+    """Encoder tokens per query for K study pairs: ``in IO_SEP out SUP_SEP`` each, then ``query IO_SEP`` (52K + 26)."""
+    return (2 * GRID_TOKENS + 2) * study_examples + GRID_TOKENS + 1
 
 #: Loss weight of the all-background patch token (id 5), the paper's "background weight".
 BACKGROUND_WEIGHT = 0.2
@@ -50,7 +65,7 @@ class MLC(nn.Module):
         self.decoder_position = nn.Embedding(DECODER_LENGTH, dim)
         self.row, self.col = nn.Embedding(5, dim), nn.Embedding(5, dim)
         options = {"d_model": dim, "nhead": heads, "dim_feedforward": hidden, "dropout": dropout,
-                   "activation": "gelu", "batch_first": True, "norm_first": True}
+                   "activation": "gelu", "batch_first": True, "norm_first": False}
         self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(**options), layers[0], nn.LayerNorm(dim),
                                              enable_nested_tensor=False)
         self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**options), layers[1], nn.LayerNorm(dim))
@@ -101,7 +116,7 @@ class MLC(nn.Module):
         return losses.sum() / weights.sum()
 
     def training_loss(self, batch, reduction: str = "mean") -> torch.Tensor:
-        """:meth:`loss` of an :class:`~cogen_baselines.carc.MLCBatch`."""
+        """:meth:`loss` of an :class:`~cogen_baselines.episodes.MLCBatch`."""
         return self.loss(batch.encoder, batch.decoder_input, batch.target, reduction)
 
     @torch.no_grad()

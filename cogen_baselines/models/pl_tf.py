@@ -1,4 +1,4 @@
-"""PL-TF (COGITAO paper App. H): one weight-shared transformer block looped under PonderNet halting.
+"""PL-TF (the grid paper, App. H): one weight-shared transformer block looped under PonderNet halting.
 
 Step rule: ``h_t = block(x + h_{t-1})`` with ``h_0 = 0``, so the embedded input is re-injected at
 every step. After each step a 2-layer halting MLP reads the mean-pooled state and gives
@@ -6,7 +6,11 @@ every step. After each step a 2-layer halting MLP reads the mean-pooled state an
 (the last step takes the remaining mass).
 
 * Loss: ``sum_t p_t * CE_t + beta * KL(p || truncated geometric(lambda_p))`` (PonderNet).
-* Training stops looping once every sample's remaining mass is below ``epsilon``.
+* Training stops pondering once every sample's remaining mass is below ``epsilon``. That cut is
+  decided on the device, without reading anything back to the host: every step runs, and the
+  steps after the cut get no probability mass (the cut step takes the rest, and the prior is
+  renormalised over the steps before it), which gives exactly the loss of a loop that stops
+  there. So the whole training step is one ``torch.compile`` graph.
 * Evaluation runs every step and halts each sample by a Bernoulli(``lambda_t``) draw (seeded),
   predicting with the first step that halts.
 """
@@ -28,21 +32,34 @@ from cogen_baselines.models.layers import (
     sincos_2d,
 )
 
-__all__ = ["PonderTransformer", "ponder_loss"]
+__all__ = ["PonderTransformer", "ponder_cut", "ponder_loss"]
 
 
-def ponder_loss(losses: torch.Tensor, halts: torch.Tensor, prior: float, beta: float) -> torch.Tensor:
+def ponder_cut(halts: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """``(T,)`` which steps a loop that stops once every sample's remaining mass is below ``epsilon``
+    would run: all steps up to and including the first such step."""
+    remaining = torch.cumprod(1 - halts, dim=0)                                   # after step t
+    done = (remaining < epsilon).all(dim=1)                                        # (T,)
+    stopped_before = torch.cumsum(done.long(), dim=0) - done.long()               # done at a step < t
+    return stopped_before == 0
+
+
+def ponder_loss(losses: torch.Tensor, halts: torch.Tensor, prior: float, beta: float,
+                active: torch.Tensor | None = None) -> torch.Tensor:
     """Per-sample PonderNet loss from per-step task losses and halting probabilities, both ``(T, B)``.
 
-    ``halts[-1]`` is ignored: the last step takes whatever mass is left.
+    ``active`` (``(T,)`` bool, a prefix; default all): the steps the loop ran. The last active step
+    takes whatever mass is left (its ``halts`` entry is ignored) and later steps get none.
     """
     steps = losses.shape[0]
-    continuing = torch.cumprod(1 - halts[:-1], dim=0)
-    reach = torch.cat([torch.ones_like(halts[:1]), continuing], dim=0)           # P(reach step t)
-    p = torch.cat([halts[:-1] * reach[:-1], reach[-1:]], dim=0)                   # (T, B), sums to 1
-    geometric = prior * (1 - prior) ** torch.arange(steps, device=losses.device, dtype=losses.dtype)
-    geometric = (geometric / geometric.sum())[:, None]
-    kl = (p * (p.clamp_min(1e-12).log() - geometric.log())).sum(dim=0)
+    if active is None:
+        active = torch.ones(steps, dtype=torch.bool, device=losses.device)
+    last = active & ~torch.cat([active[1:], active.new_zeros(1)])                   # the step that takes the rest
+    reach = torch.cat([torch.ones_like(halts[:1]), torch.cumprod(1 - halts[:-1], dim=0)], dim=0)  # P(reach t)
+    p = torch.where(last[:, None], reach, halts * reach) * active[:, None]       # (T, B), sums to 1
+    geometric = prior * (1 - prior) ** torch.arange(steps, device=losses.device, dtype=losses.dtype) * active
+    geometric = (geometric / geometric.sum()).clamp_min(1e-30)[:, None]
+    kl = torch.where(active[:, None], p * (p.clamp_min(1e-12).log() - geometric.log()), 0).sum(dim=0)
     return (p * losses).sum(dim=0) + beta * kl
 
 
@@ -50,7 +67,7 @@ class PonderTransformer(GridModel):
     """d = 256, 8 heads, one shared pre-LN block (FFN 1024, dropout 0.1, 2-D RoPE), 2-D sin-cos APE by sum."""
 
     def __init__(self, shape: GridShape, *, dim: int = 256, heads: int = 8, hidden: int = 1024, dropout: float = 0.1,
-                 max_steps: int = 7, halt_hidden: int = 128, head_hidden: int = 256, prior: float = 0.05,
+                 max_steps: int = 7, halt_hidden: int = 128, head_hidden: int = 128, prior: float = 0.05,
                  beta: float = 0.01, epsilon: float = 0.01):
         super().__init__()
         head_dim_check(dim, heads, 4)
@@ -71,46 +88,41 @@ class PonderTransformer(GridModel):
             x = torch.cat([x, self.task(batch.tasks)], dim=1)
         return x
 
-    def _steps(self, batch: GridBatch, stop_early: bool):
-        """Yield ``(logits (B,H,W,C), lambda (B,))`` per step."""
+    def _ponder(self, batch: GridBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every step's logits ``(T, B, H, W, C)`` and halting probability ``(T, B)``."""
         x = self._embedded(batch)
         state = torch.zeros_like(x)
-        remaining = torch.ones(x.shape[0], device=x.device)
+        logits, halts = [], []
         for _ in range(self.max_steps):
             state = self.block(x + state, self.rotary)
             normed = self.norm(state)
-            halt = torch.sigmoid(self.halt(normed.mean(dim=1)).squeeze(-1).float())
-            logits = self.head(normed[:, : self.shape.cells])
-            yield logits.view(-1, self.shape.height, self.shape.width, self.shape.classes), halt
-            remaining = remaining * (1 - halt)
-            if stop_early and bool((remaining < self.epsilon).all()):
-                return
+            halts.append(torch.sigmoid(self.halt(normed.mean(dim=1)).squeeze(-1).float()))
+            logits.append(self.head(normed[:, : self.shape.cells])
+                          .view(-1, self.shape.height, self.shape.width, self.shape.classes))
+        return torch.stack(logits), torch.stack(halts)
 
     def _cell_losses(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(logits.float().permute(0, 3, 1, 2), targets, reduction="none").mean(dim=(1, 2))
 
     def logits(self, batch: GridBatch) -> torch.Tensor:
-        """Scores of the last step of a full loop (for inspection; training and evaluation use the halting)."""
-        *_, (logits, _) = self._steps(batch, stop_early=False)
-        return logits
+        """Scores of the last step (for inspection; training and evaluation use the halting)."""
+        return self._ponder(batch)[0][-1]
 
     def training_loss(self, batch: GridBatch) -> torch.Tensor:
-        losses, halts = [], []
-        for logits, halt in self._steps(batch, stop_early=self.training):
-            losses.append(self._cell_losses(logits, batch.targets))
-            halts.append(halt)
-        return ponder_loss(torch.stack(losses), torch.stack(halts), self.prior, self.beta).mean()
+        logits, halts = self._ponder(batch)
+        losses = torch.stack([self._cell_losses(step, batch.targets) for step in logits])
+        active = ponder_cut(halts, self.epsilon) if self.training else None
+        return ponder_loss(losses, halts, self.prior, self.beta, active).mean()
 
     @torch.no_grad()
     def evaluate(self, batch: GridBatch, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        losses, halts = [], []
+        logits, halts = self._ponder(batch)
+        losses = torch.stack([self._cell_losses(step, batch.targets) for step in logits])
         prediction = torch.zeros_like(batch.targets)
         halted = torch.zeros(batch.targets.shape[0], dtype=torch.bool, device=batch.targets.device)
-        for step, (logits, halt) in enumerate(self._steps(batch, stop_early=False)):
-            losses.append(self._cell_losses(logits, batch.targets))
-            halts.append(halt)
-            draw = torch.rand(halt.shape, generator=generator, device=halt.device) < halt
+        for step in range(self.max_steps):
+            draw = torch.rand(halts[step].shape, generator=generator, device=halts.device) < halts[step]
             stop = ~halted & (draw | (step == self.max_steps - 1))
-            prediction[stop] = logits[stop].argmax(dim=-1)
+            prediction = torch.where(stop[:, None, None], logits[step].argmax(dim=-1), prediction)
             halted |= stop
-        return ponder_loss(torch.stack(losses), torch.stack(halts), self.prior, self.beta), prediction
+        return ponder_loss(losses, halts, self.prior, self.beta), prediction

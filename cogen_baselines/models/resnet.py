@@ -1,4 +1,4 @@
-"""ResNet (COGITAO paper App. H): a stride-1 residual conv stack classifying every cell.
+"""ResNet (the grid paper, App. H): a stride-1 residual conv stack classifying every cell.
 
 ``resnet`` reproduces the paper (spec A.2 and A.3-6): the task code is embedded and appended as
 extra tokens *after* the conv encoder, where only the per-token MLP head sees it, so no cell's
@@ -50,17 +50,21 @@ class ResNet(GridModel):
     def __init__(self, shape: GridShape, blocks=PAPER_BLOCKS, stem: int = 32, embed: int = 128,
                  head_hidden: int = 128, film: bool = False, film_embed: int = 32):
         super().__init__()
-        self.shape, self.film = shape, film and bool(shape.task_vocab)
+        if film and not shape.task_vocab:
+            raise ValueError("a FiLM ResNet needs task codes (the data has none: it would be the plain ResNet)")
+        self.shape, self.film = shape, film
         self.stem = nn.Sequential(nn.Conv2d(shape.classes, stem, 1, bias=False), nn.BatchNorm2d(stem), nn.ReLU())
         film_dim = film_embed * shape.task_depth if self.film else 0
         self.blocks = nn.ModuleList(ResidualBlock(i, o, k, film_dim) for i, o, k in blocks)
         self.project = nn.Conv2d(blocks[-1][1], embed, 1)
         self.task = nn.Embedding(shape.task_vocab, film_embed if self.film else embed) if shape.task_vocab else None
         self.head = MLPHead(embed, head_hidden, shape.classes)
+        self.register_buffer("class_ids", torch.arange(shape.classes)[:, None, None], persistent=False)
         init_weights(self, fan_in=True)
 
     def logits(self, batch: GridBatch) -> torch.Tensor:
-        x = F.one_hot(batch.inputs, self.shape.classes).permute(0, 3, 1, 2).to(self.stem[0].weight.dtype)
+        # one-hot channels by comparison: F.one_hot checks its input's range, a host sync on a GPU
+        x = (batch.inputs[:, None] == self.class_ids).to(self.stem[0].weight.dtype)
         task = self.task(batch.tasks) if self.task is not None and batch.tasks is not None else None
         condition = task.flatten(1) if self.film and task is not None else None
         x = self.stem(x)

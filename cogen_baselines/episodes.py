@@ -1,8 +1,8 @@
-"""Compositional-ARC episodes as a training workload for the MLC model.
+"""Episodes of study pairs and queries (rows of ``study_*`` and ``query_*`` grids) as a training workload for MLC.
 
 The grids of every episode are read through :mod:`cogen.io` and held on the device; a batch of
-episodes becomes :mod:`cogen.carc.mlc`'s token layout on the device, vectorised over episodes
-and queries (:func:`episode_tokens`; the tests check it against :func:`cogen.carc.mlc.mlc_arrays`).
+episodes becomes MLC's token layout (:mod:`cogen_baselines.models.mlc`) on the device, vectorised
+over episodes and queries (:func:`episode_tokens`; the tests check it against cogen's MLC export).
 Training adds the copy task (every study pair is also a query) and the target noise (each
 real query's output cell is redrawn uniformly from 0-9 with probability 0.001). Validation and
 predictions use the real queries only; predictions carry ``cogen eval``'s query ids.
@@ -10,6 +10,7 @@ predictions use the real queries only; predictions carry ``cogen eval``'s query 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -17,19 +18,21 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from cogen.carc.mlc import EOS, IO_SEP, PATCH_OFFSET, SOS, SUP_SEP, VOCAB_SIZE
 from cogen.errors import DataError
+from cogen_baselines.amp import autocast
 from cogen_baselines.errors import BaselineError
-from cogen_baselines.evaluate import autocast, write_records
+from cogen_baselines.evaluate import write_records
+from cogen_baselines.models.mlc import EOS, IO_SEP, PATCH_OFFSET, SOS, SUP_SEP, VOCAB_SIZE, encoder_length
+from cogen_baselines.workload import check_fits, check_stream
 
-__all__ = ["EpisodeSplit", "MLCBatch", "MLCWorkload", "default_epochs", "episode_tokens"]
+__all__ = ["EpisodeSplit", "MLCBatch", "MLCWorkload", "default_epochs", "episode_tokens", "grids_of"]
 
 _GRIDS = ("study_inputs", "study_outputs", "query_inputs", "query_outputs")
 _PATCH_WEIGHTS = (1000, 100, 10, 1)
 
 
-def default_epochs(manifest: dict) -> int:
-    """The paper's epochs for a Compositional-ARC config: 300 for systematicity, 200 for 3-shot."""
+def default_epochs(manifest: Mapping) -> int:
+    """The paper's epochs for an episode config: 300 for systematicity, 200 for 3-shot."""
     return 200 if manifest.get("kind") == "3shot" else 300
 
 
@@ -43,18 +46,25 @@ class MLCBatch(NamedTuple):
 
 
 def _patches(grids: torch.Tensor) -> torch.Tensor:
-    """Patch tokens ``(..., 25)`` of 10x10 grids ``(..., 10, 10)`` (the layout of :func:`cogen.carc.mlc.encode_grids`)."""
+    """Patch tokens ``(..., 25)`` of 10x10 grids ``(..., 10, 10)`` (:mod:`cogen_baselines.models.mlc`'s layout)."""
     lead = grids.shape[:-2]
     patches = grids.long().reshape(*lead, 5, 2, 5, 2).transpose(-3, -2).reshape(*lead, 25, 4)
     weights = torch.tensor(_PATCH_WEIGHTS, device=grids.device)
     return PATCH_OFFSET + (patches * weights).sum(dim=-1)
 
 
+def grids_of(tokens: np.ndarray) -> np.ndarray:
+    """10x10 grids ``(..., 10, 10)`` int8 of patch tokens ``(..., 25)`` (the inverse of :func:`_patches`)."""
+    lead = tokens.shape[:-1]
+    digits = (tokens[..., None].astype(np.int64) - PATCH_OFFSET) // np.array(_PATCH_WEIGHTS) % 10
+    return digits.reshape(*lead, 5, 5, 2, 2).swapaxes(-3, -2).reshape(*lead, 10, 10).astype(np.int8)
+
+
 def episode_tokens(study_in, study_out, query_in, query_out, copy_task: bool = True) -> MLCBatch:
     """MLC token sequences of ``E`` episodes of ``K`` study pairs and ``Q`` queries (grids ``(E, K|Q, 10, 10)``).
 
     Query ``j`` of episode ``e`` is row ``e * Q' + j`` (``Q' = K + Q`` with the copy task, whose
-    study pairs come first), as :func:`cogen.carc.mlc.mlc_arrays` stacks them.
+    study pairs come first), as cogen's MLC export stacks them.
     """
     s_in, s_out, q_in, q_out = (_patches(g) for g in (study_in, study_out, query_in, query_out))
     episodes, study = s_in.shape[:2]
@@ -118,31 +128,46 @@ def _read(data, config: str, split: str, limit: int | None, device) -> EpisodeSp
 
 
 class MLCWorkload:
-    """Train and evaluate the MLC model on one Compositional-ARC config."""
+    """Train and evaluate the MLC model on one config of episodes."""
 
-    family = "carc"
+    COLUMNS = frozenset({"id", *_GRIDS})
+    STREAMS = False
     test_splits = ("test",)
+    validation_splits = ("validation",)
 
     def __init__(self, splits: dict[str, EpisodeSplit], manifest: dict, eval_batch_size: int, seed: int,
-                 noise: float = 0.001, copy_task: bool = True):
+                 noise: float = 0.001, copy_task: bool = True, precision: str = "fp32", source=None):
         self.splits, self.manifest = splits, manifest
         self.eval_batch_size, self.seed, self.noise, self.copy_task = eval_batch_size, seed, noise, copy_task
-        self.train = splits["train"]
+        self.train, self.precision, self.source = splits["train"], precision, source
 
     @classmethod
     def load(cls, data, config: str, card, *, device, task_codes: str, train_limit: int | None,
-             eval_batch_size: int, seed: int) -> MLCWorkload:
+             eval_batch_size: int, seed: int, stream: str | None = None, precision: str = "fp32",
+             eval_limit: int | None = None) -> MLCWorkload:
+        """Load the episodes of ``config`` onto ``device`` (``stream`` must be None: episodes are stored only)."""
         from cogen_baselines.data import experiment_manifest
 
+        check_stream(card, stream)
         manifest = experiment_manifest(data, config)
-        if manifest.get("family") != "carc":
-            raise BaselineError(f"{config} is a {manifest.get('family', 'cogitao')} config; --model {card.name} "
-                                "trains on Compositional-ARC configs")
-        splits = {split: _read(data, config, split, train_limit if split == "train" else None, device)
+        check_fits(card, manifest, config)
+        splits = {split: _read(data, config, split, train_limit if split == "train" else eval_limit, device)
                   for split in ("train", "validation", "test") if split in manifest.get("splits", {})}
         if "train" not in splits:
             raise DataError(f"{config} has no train split")
-        return cls(splits, manifest, eval_batch_size, seed)
+        return cls(splits, manifest, eval_batch_size, seed, precision=precision, source=(data, config))
+
+    @classmethod
+    def paper_input(cls, card) -> int:
+        """The encoder length of the systematicity episodes (12 study pairs)."""
+        return encoder_length(12)
+
+    @classmethod
+    def default_epochs(cls, manifest: Mapping) -> int:
+        return default_epochs(manifest)
+
+    def start_epoch(self, epoch: int) -> None:
+        """Every epoch trains on the stored episodes (nothing to draw)."""
 
     @property
     def model_input(self) -> int:
@@ -157,21 +182,25 @@ class MLCWorkload:
         return self.train.tokens(rows, self.copy_task, self.noise)
 
     def _scan(self, model, split: EpisodeSplit, keep: bool):
+        """Mean loss, exact match and (``keep``) the predicted tokens of every query; one host copy at the end."""
         device = split.grids["study_inputs"].device
-        loss_sum, correct, count, kept = 0.0, 0, 0, []
+        loss_sum = torch.zeros((), device=device, dtype=torch.float64)
+        correct = torch.zeros((), device=device, dtype=torch.int64)
+        kept = []
         was_training = model.training
         model.eval()
-        with torch.inference_mode(), autocast(device):
+        with torch.inference_mode(), autocast(device, self.precision):
             for start in range(0, len(split), self.eval_batch_size):
                 batch = split.tokens(slice(start, start + self.eval_batch_size))
-                loss_sum += float(model.training_loss(batch, reduction="none").double().sum())
+                loss_sum += model.training_loss(batch, reduction="none").double().sum()
                 predicted = model.generate(batch.encoder)
-                correct += int((predicted == batch.target[:, :-1]).all(dim=1).sum())
-                count += len(predicted)
+                correct += (predicted == batch.target[:, :-1]).all(dim=1).sum()
                 if keep:
-                    kept.append(predicted.cpu().numpy())
+                    kept.append(predicted)
         model.train(was_training)
-        return loss_sum / max(1, count), correct / max(1, count), (np.concatenate(kept) if kept else None)
+        count = max(1, len(split) * split.queries)
+        tokens = torch.cat(kept).cpu().numpy() if kept else None
+        return float(loss_sum) / count, int(correct) / count, tokens
 
     def validate(self, model) -> dict[str, float]:
         """Teacher-forced loss and greedy exact match on the validation queries."""
@@ -182,20 +211,28 @@ class MLCWorkload:
 
     def predict(self, model, split: str, path: Path) -> dict[str, float]:
         """Write the greedy predictions of every query of ``split`` under ``cogen eval``'s query ids."""
-        from cogen.carc.mlc import decode_grids
-        from cogen.families.carc.evaluate import query_id
+        from cogen.eval import expected_ids
+        from cogen.folder import read_split
 
         data = self.splits[split]
         loss, accuracy, tokens = self._scan(model, data, keep=True)
         valid = ((tokens >= PATCH_OFFSET) & (tokens < VOCAB_SIZE)).all(axis=1)
-        grids = decode_grids(np.where(valid[:, None], tokens, PATCH_OFFSET))
-        queries = data.queries
-        ids = [query_id(row, j) for row in data.ids for j in range(queries)]
+        grids = grids_of(np.where(valid[:, None], tokens, PATCH_OFFSET))
+        ids = expected_ids(read_split(*self.source, split))[: len(grids)]   # cogen eval's ids, row-major
         write_records(path, ((name, grid if ok else None) for name, grid, ok in zip(ids, grids, valid, strict=True)))
         return {"loss": loss, "padded_grid_accuracy": accuracy}
 
+    def loaded_rows(self) -> dict[str, int]:
+        """Episodes of each split held on the device."""
+        return {name: len(split) for name, split in self.splits.items()}
+
+    def resident_bytes(self) -> int:
+        """Bytes of every split's grids held on the device."""
+        return sum(grids.nbytes for split in self.splits.values() for grids in split.grids.values())
+
     def describe(self) -> dict:
-        return {"config": self.manifest.get("config"), "setting": "carc", "kind": self.manifest.get("kind"),
+        return {"config": self.manifest.get("config"), "setting": self.manifest.get("kind"),
+                "kind": self.manifest.get("kind"),
                 "copy_task": self.copy_task, "noise": self.noise,
                 "rows": {name: len(split) for name, split in self.splits.items()},
                 "study_examples": int(self.train.grids["study_inputs"].shape[1]), "queries": self.train.queries}
