@@ -152,7 +152,7 @@ TORCH_CPU_NOTE = " (CPU only: first pip install torch --index-url https://downlo
 
 def close_matches(name: str, known: Iterable[str], n: int = 3) -> list[str]:
     """Up to ``n`` names from ``known`` that look like ``name`` (for 'did you mean' hints)."""
-    return difflib.get_close_matches(name, list(known), n=n, cutoff=0.5)
+    return difflib.get_close_matches(str(name), [str(k) for k in known], n=n, cutoff=0.5)
 
 
 #: What to do about the operating-system errors a user can fix, by errno.

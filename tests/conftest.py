@@ -92,7 +92,7 @@ class SharedBuilds:
 
     ``shared_build(spec, **options)`` is the folder of ``cogen.pipeline.build(spec, folder, workers=1,
     **options)``, where ``spec`` is a packaged spec name or YAML text; ``shared_build.folder((spec,
-    options), ...)`` builds several specs into one folder. Every folder is read-only: a test that must
+    options), ...)`` builds several specs, each into a folder of its own, and merges them into one. Every folder is read-only: a test that must
     change one copies it first, and the session ends with an error naming any folder a test changed.
     """
 
@@ -109,12 +109,17 @@ class SharedBuilds:
             from cogen.pipeline import build
 
             folder = self.root / f"build-{len(self.folders)}"
-            for number, (spec, options) in enumerate(builds):
+            parts = [folder] if len(builds) == 1 else [self.root / f"part-{len(self.folders)}-{n}" for n in range(len(builds))]
+            for number, ((spec, options), part) in enumerate(zip(builds, parts, strict=True)):
                 if "\n" in spec:  # YAML text, not a packaged name
                     path = self.root / f"spec-{len(self.folders)}-{number}.yaml"
                     path.write_text(spec, encoding="utf-8")
                     spec = path
-                build(spec, folder, **{"workers": 1, **options})
+                build(spec, part, **{"workers": 1, **options})
+            if len(parts) > 1:  # a folder holds one build: several builds are merged into one folder
+                from cogen.hub import merge
+
+                merge(parts, folder)
             self.folders[key] = folder, _digests(folder)
         return self.folders[key][0]
 

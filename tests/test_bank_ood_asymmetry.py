@@ -22,10 +22,10 @@ def ood_rows(tmp_path_factory):
     out = tmp_path_factory.mktemp("g4-g5")
     rows = []
     for setting in ("g4", "g5"):
-        report = build(setting, out, scale=0.02, workers=1)
+        report = build(setting, out / setting, scale=0.02, workers=1)  # a folder holds one build
         for config in report.configs:
             for split in OOD_SPLITS:
-                for path in sorted((out / "data" / config.config).glob(f"{split}-*.parquet")):
+                for path in sorted((out / setting / "data" / config.config).glob(f"{split}-*.parquet")):
                     rows += [(config.config, ids) for ids in pq.read_table(path)["object_ids"].to_pylist()]
     return rows
 

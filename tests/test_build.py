@@ -189,15 +189,16 @@ def test_interrupted_build_leaves_no_complete_looking_file(tiny_spec, tmp_path, 
     assert digests(out) == digests(tmp_path / "clean")
 
 
-def test_rebuilding_with_another_scale_replaces_the_config_and_keeps_others(tiny_spec, tmp_path):
+def test_rebuilding_with_another_scale_is_refused_and_force_replaces_the_whole_folder(tiny_spec, tmp_path):
+    from cogen.errors import BuildError
+
     out = tmp_path / "out"
     build(tiny_spec, out, workers=1, rows_per_shard=50)
-    t2 = digests(out)["data/T-2/train-00000-of-00003.parquet"]
-    build(tiny_spec, out, workers=1, rows_per_shard=50, scale=0.5, only=["T-1"])
-    files = digests(out)
-    assert sorted(f for f in files if f.startswith("data/T-1/train")) == ["data/T-1/train-00000-of-00002.parquet",
-                                                                         "data/T-1/train-00001-of-00002.parquet"]
-    assert files["data/T-2/train-00000-of-00003.parquet"] == t2
+    with pytest.raises(BuildError, match=r"holds a build with other inputs: scale 1\.0 in the folder, 0\.5 now"):
+        build(tiny_spec, out, workers=1, rows_per_shard=50, scale=0.5, only=["T-1"])
+    build(tiny_spec, out, workers=1, rows_per_shard=50, scale=0.5, only=["T-1"], force=True)
+    build(tiny_spec, tmp_path / "clean", workers=1, rows_per_shard=50, scale=0.5, only=["T-1"])
+    assert digests(out) == digests(tmp_path / "clean")  # T-2, of the old scale, is gone with the rest
     assert not failed(verify(out))
 
 

@@ -174,6 +174,7 @@ def test_a_family_made_in_tests_alone_builds_verifies_scores_prompts_and_has_its
     build(spec, folder, workers=1)
     checks = verify(folder, shards_per_config=2)
     assert not failed(checks) and {"mirrored outputs", "determinism"} <= {c.name for c in checks}
+    assert not failed(verify(folder, regenerate=True))  # its builder rebuilds it from the manifests
 
     data = read_split(folder, "tm-mirror", "test")
     scores = {}

@@ -154,10 +154,13 @@ def test_an_interrupted_merge_never_looks_complete_and_a_rerun_finishes_it(two_b
     assert not list(into.glob("data/.*"))
 
 
-def test_building_into_a_merged_folder_still_adds_a_config(small_build, tmp_path):
+def test_a_merged_folder_takes_another_build_by_merge_not_by_build(small_build, tmp_path):
     into = tmp_path / "into"
     merge([small_build], into)
-    build("g2", into, scale=0.002, workers=1, only=["G2-3"])
+    with pytest.raises(BuildError, match=r"configs that this spec does not make \(C1-1, C1-2\)"):
+        build("g2", into, scale=0.002, workers=1, only=["G2-3"])  # a folder holds one build
+    build("g2", tmp_path / "g2", scale=0.002, workers=1, only=["G2-3"])
+    merge([tmp_path / "g2"], into)
     assert [c["config_name"] for c in header(into)["configs"]] == ["C1-1", "C1-2", "G2-1", "G2-3"]
     assert (into / "previews" / "G2-3.png").is_file()
 

@@ -71,7 +71,7 @@ def test_a_replaced_config_leaves_no_stale_shard_on_the_hub(small_build, fake_hu
     folder = tmp_path / "folder"
     shutil.copytree(small_build, folder)
     push(folder, "org/cogitao", token="hf_test")
-    build("c1", folder, scale=0.002, workers=1, only=["C1-1"], rows_per_shard=80)  # 200 rows in 3 shards
+    _replace_c1_1(folder, tmp_path)
     result = push(folder, "org/cogitao", token="hf_test")
     repo = fake_hub.repo("org/cogitao")
     assert len(repo.commits) == 2
@@ -96,8 +96,16 @@ def _second_version(small_build: Path, tmp_path: Path) -> Path:
     """A copy of the small build whose C1-1 is rebuilt in 3 shards (what a second push uploads)."""
     folder = tmp_path / "folder"
     shutil.copytree(small_build, folder)
-    build("c1", folder, scale=0.002, workers=1, only=["C1-1"], rows_per_shard=80)
+    _replace_c1_1(folder, tmp_path)
     return folder
+
+
+def _replace_c1_1(folder: Path, tmp_path: Path) -> None:
+    """Replace C1-1 of ``folder`` by a build of it in 3 shards (a folder holds one build: merged in)."""
+    from cogen.hub import merge
+
+    build("c1", tmp_path / "c1-v2", scale=0.002, workers=1, only=["C1-1"], rows_per_shard=80)  # 200 rows in 3 shards
+    merge([tmp_path / "c1-v2"], folder)
 
 
 def _published_as(repo, folder: Path) -> bool:
@@ -172,8 +180,8 @@ def test_a_shard_changed_after_verification_is_not_uploaded(small_build, fake_hu
     shard = folder / "data/C1-2/test-00000-of-00001.parquet"
     real = publish._verify_folder
 
-    def verify_then_change(path):
-        real(path)
+    def verify_then_change(path, **options):
+        real(path, **options)
         shard.write_bytes(shard.read_bytes()[:-1] + b"\0")  # the file changes between the check and the upload
     monkeypatch.setattr(publish, "_verify_folder", verify_then_change)
     with pytest.raises(PublishError, match="data/C1-2/test-00000-of-00001.parquet changed after it was verified"):

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from cogen.errors import BuildError
 from cogen.pipeline import build
 from cogen.pipeline import parquet as parquet_module
 from cogen.pipeline.parquet import PARQUET_FORMAT, parquet_layout_options, write_parquet
@@ -76,12 +77,13 @@ def test_a_shard_of_the_older_layout_is_rewritten_not_kept(built, monkeypatch):
     spec, out = built
     before = {p.name: p.read_bytes() for p in out.glob("data/P-1/*.parquet")}
     monkeypatch.setattr(parquet_module, "PARQUET_FORMAT", 1)  # as if an older cogen had written the folder
-    monkeypatch.setattr("cogen.pipeline.driver.PARQUET_FORMAT", 1)
     monkeypatch.setattr("cogen.pipeline.shards.PARQUET_FORMAT", 1)
     monkeypatch.setattr(parquet_module, "parquet_layout_options", lambda cdc=False: {})
-    old = build(spec, out, rows_per_shard=20)
+    with pytest.raises(BuildError, match="parquet_format 3 in the folder, 1 now"):  # a folder holds one build
+        build(spec, out, rows_per_shard=20)
+    old = build(spec, out, rows_per_shard=20, force=True)
     assert not old.configs[0].kept and old.configs[0].written == len(before)
     monkeypatch.undo()
-    again = build(spec, out, rows_per_shard=20)
+    again = build(spec, out, rows_per_shard=20, force=True)
     assert not again.configs[0].kept and again.configs[0].written == len(before)
     assert {p.name: p.read_bytes() for p in out.glob("data/P-1/*.parquet")} == before

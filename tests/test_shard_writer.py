@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 from folder_digests import digests
 
+from cogen.errors import BuildError
 from cogen.folder import arrow_schema
 from cogen.pipeline import build
 from cogen.pipeline import parquet as parquet_module
@@ -206,7 +207,9 @@ def test_a_build_with_the_other_cdc_setting_rewrites_every_shard(wide, tmp_path)
     cdc_files = digests(out)
     assert cdc_files != digests(plain) and first.configs[0].written == len(cdc_files)
     assert build(spec, out, parquet_cdc=True).configs[0].kept  # same setting: kept whole
-    again = build(spec, out)  # the default: every shard written again, none mixed in
+    with pytest.raises(BuildError, match="parquet_cdc True in the folder, False now"):  # a folder holds one build
+        build(spec, out)
+    again = build(spec, out, force=True)  # the default: every shard written again, none mixed in
     assert not again.configs[0].kept and again.configs[0].written == len(cdc_files)
     assert digests(out) == digests(plain)
     for table in (pq.read_table(p) for p in out.glob("data/W-1/*.parquet")):

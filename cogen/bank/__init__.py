@@ -26,6 +26,7 @@ __all__ = [
     "Pool",
     "Property",
     "build_bank",
+    "check_rebuilt",
     "load_bank",
     "mirror_noop_share",
     "object_properties",
@@ -56,3 +57,18 @@ def verify_bank(path=None) -> dict:
     from cogen.bank._store import verify_files
 
     return verify_files(Path(path) if path is not None else objects_dir())
+
+
+def check_rebuilt(path=None) -> str | None:
+    """Compare the bank folder ``path`` (default: the shipped one) with the bank ``cogen objects build``
+    makes from scratch: None when its objects and property table are that bank's, byte for byte,
+    else what differs. A bank whose files were changed and its manifest re-signed passes
+    :func:`verify_bank`, but not this (it costs a bank build: a few seconds once compiled)."""
+    from cogen.bank.build import build_bank
+
+    installed = load_bank(path)
+    fresh = build_bank()
+    if installed.sha256 == fresh.sha256:
+        return None
+    return (f"the installed object bank (SHA-256 {installed.sha256[:12]}...) is not the one `cogen objects build` makes "
+            f"({fresh.sha256[:12]}...): its files were changed; rebuild it with `cogen objects build` or reinstall cogen")

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -18,8 +20,29 @@ import typer
 
 from cogen.cli._help import complete_configs, complete_specs
 
-__all__ = ["ConfigOpt", "DataOpt", "packaged_spec_names", "FolderArg", "OutFolderOpt", "SpecOrConfigOpt", "SplitOpt", "one_config",
-           "output_file"]
+__all__ = ["ConfigOpt", "DataOpt", "packaged_spec_names", "FolderArg", "OutFolderOpt", "SpecOrConfigOpt", "SplitOpt", "number",
+           "one_config", "output_file"]
+
+
+def number(option: str, minimum: float | None = None, maximum: float | None = None, *,
+           above: float | None = None) -> Callable:
+    """The one validator of numeric options (a typer ``callback``): the value must be finite, at least
+    ``minimum`` (or greater than ``above``) and at most ``maximum``; ``None`` (not given) passes."""
+
+    def check(value):
+        if value is None:
+            return value
+        if isinstance(value, float) and not math.isfinite(value):
+            raise typer.BadParameter(f"{option} must be a finite number, got {value}")
+        if above is not None and not value > above:
+            raise typer.BadParameter(f"{option} must be greater than {above:g}, got {value}")
+        if minimum is not None and value < minimum:
+            raise typer.BadParameter(f"{option} must be at least {minimum:g}, got {value}")
+        if maximum is not None and value > maximum:
+            raise typer.BadParameter(f"{option} must be at most {maximum:g}, got {value}")
+        return value
+
+    return check
 
 
 def one_config(value: str | None) -> str | None:

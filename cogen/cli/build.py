@@ -11,10 +11,12 @@ import typer
 
 from cogen.cli import _console
 from cogen.cli._help import complete_transforms, examples
-from cogen.cli._options import SpecOrConfigOpt
+from cogen.cli._options import SpecOrConfigOpt, number
 from cogen.cli._progress import progress_bar
 
 DEFAULT_SPEC = "c1"
+#: The largest seed (as :data:`cogen.pipeline.driver.MAX_SEED`; not imported, so ``--help`` stays light).
+MAX_SEED = 2**63 - 1
 DEFAULT_OUT = Path("cogen-data")
 
 
@@ -27,7 +29,8 @@ def register(app: typer.Typer) -> None:
     """Add the build commands to ``app``."""
     app.command("build", epilog=examples("cogen build --config c1 --scale 0.01 --out c1-small",
                                          "cogen build --config C3-1 --out data/c3 --workers 4"))(build)
-    app.command("verify", epilog=examples("cogen verify cogen-data", "cogen verify cogen-data --full --json"))(verify)
+    app.command("verify", epilog=examples("cogen verify cogen-data", "cogen verify cogen-data --full --json",
+                                          "cogen verify cogen-data --regenerate"))(verify)
     app.command("sample", epilog=examples("cogen sample -t rot90,translate_up --grid 20 --objects 2 --seed 0"))(sample)
 
 
@@ -38,16 +41,21 @@ OutTargetOpt = Annotated[str, typer.Option(
 def build(
     config: SpecOrConfigOpt = DEFAULT_SPEC,
     out: OutTargetOpt = str(DEFAULT_OUT),
-    scale: Annotated[float, typer.Option(help="Multiply every split size (e.g. 0.01 for a quick build).")] = 1.0,
-    seed: Annotated[int | None, typer.Option(help="Override the spec's seed.")] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Worker processes (never changes the output).")] = min(os.cpu_count() or 1, 8),
+    scale: Annotated[float, typer.Option(callback=number("--scale", above=0),
+                                         help="Multiply every split size (e.g. 0.01 for a quick build).")] = 1.0,
+    seed: Annotated[int | None, typer.Option(callback=number("--seed", 0, MAX_SEED),
+                                             help="Override the spec's seed.")] = None,
+    workers: Annotated[int, typer.Option(callback=number("--workers", 1), help="Worker processes (never changes the "
+                                         "output; at most the cores available).")] = min(os.cpu_count() or 1, 8),
     executor: Annotated[ExecutorKind, typer.Option(case_sensitive=False, help="local process pool, or a Dask cluster.")] = ExecutorKind.local,
     dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask.", show_default="a local cluster")] = None,
     dask_scheduler_file: Annotated[str | None, typer.Option(help="Scheduler file (dask scheduler --scheduler-file) for --executor dask.")] = None,
     storage_options: Annotated[str | None, typer.Option(help='fsspec options for a URL --out, as JSON, e.g. \'{"endpoint_url": "http://host:9000"}\'.')] = None,
     only: Annotated[str | None, typer.Option(help="Comma-separated configs of the spec to build, e.g. C3-1,C3-2.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
-    force: Annotated[bool, typer.Option("--force", help="Replace a README.md in --out that cogen did not write.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace the content of an --out that holds another build "
+                                        "(other spec, seed, scale or versions), or a README.md cogen did not write; "
+                                        "build even if the memory estimate is above the machine's memory.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
     parquet_cdc: Annotated[bool, typer.Option("--parquet-cdc", help="Write Parquet with content-defined chunking (for a dataset you append to; about twice the encoding time).")] = False,
 ) -> None:
@@ -68,6 +76,13 @@ def build(
         _console.print_json(_report_json(report))
         return
     _print_report(report)
+
+
+def _cores(workers: int) -> int:
+    """``workers``, at most the cores this process may use."""
+    from cogen.pipeline.driver import available_cores
+
+    return min(workers, available_cores())
 
 
 def _report_json(report) -> dict:
@@ -127,24 +142,31 @@ def _print_report(report) -> None:
 def verify(
     folder: Annotated[str, typer.Argument(help="A dataset folder written by `cogen build` or `cogen merge`, or its "
                                                "fsspec URL (s3://bucket/prefix).")],
-    shards: Annotated[int, typer.Option(min=0, help="Shards per config to regenerate for the determinism check.")] = 2,
+    shards: Annotated[int, typer.Option(callback=number("--shards", 0),
+                                        help="Shards per config to regenerate for the determinism check.")] = 2,
     full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row, not a sample of "
                                                       "10,000 rows per config.")] = False,
+    regenerate: Annotated[bool, typer.Option("--regenerate", help="Check everything: also rebuild every shard from "
+                                             "the spec and compare every row, id and order, and rebuild the object "
+                                             "bank (costs about what the build cost).")] = False,
+    workers: Annotated[int, typer.Option(callback=number("--workers", 1), help="Worker processes for --regenerate.")]
+    = min(os.cpu_count() or 1, 8),
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = True,
     storage_options: Annotated[str | None, typer.Option(help="fsspec options for a URL FOLDER, as JSON.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
 ) -> None:
     """Re-check a built folder: card, file hashes, every column decoded, held-out data, uniqueness,
-    outputs re-derived from inputs, determinism."""
+    outputs re-derived from inputs, determinism; --regenerate also rebuilds every shard and the
+    object bank and compares them (the check no re-signed hash can fool)."""
     from rich.table import Table
 
     from cogen.pipeline.verify import failed
     from cogen.pipeline.verify import verify as run_verify
 
     label = "checking every row" if full else "decoding every row"
-    with progress_bar(progress, {"rows": label}) as bar:
-        checks = run_verify(folder, shards_per_config=shards, full=full, progress=bar,
-                            storage_options=_storage_options(storage_options))
+    with progress_bar(progress, {"rows": label, "regenerate": "regenerating every shard"}) as bar:
+        checks = run_verify(folder, shards_per_config=shards, full=full, regenerate=regenerate,
+                            workers=_cores(workers), progress=bar, storage_options=_storage_options(storage_options))
     if json_output:
         _console.print_json({"folder": str(folder), "ok": not failed(checks), "checks": [
             {"config": c.config or None, "check": c.name, "ok": c.ok, "detail": c.detail} for c in checks]})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +11,11 @@ import typer
 from cogen.cli import _console
 from cogen.cli._help import complete_configs, examples
 from cogen.cli._options import FolderArg, one_config
+
+
+class VerifyLevel(str, Enum):
+    default = "default"
+    regenerate = "regenerate"
 
 
 def register(app: typer.Typer) -> None:
@@ -60,8 +66,11 @@ def push(
     private: Annotated[bool, typer.Option("--private", help="Create the repo private (if it does not exist).")] = False,
     token: Annotated[str | None, typer.Option(help="Hub token.", show_default="HF_TOKEN or the saved login")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be uploaded; no network.")] = False,
-    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run every check of `cogen verify` first (also "
-                                                                       "with --dry-run) and refuse a folder that fails.")] = True,
+    verify: Annotated[VerifyLevel, typer.Option("--verify", case_sensitive=False, help="Checks run first (also with "
+                                                "--dry-run), refusing a folder that fails: `default` is `cogen "
+                                                "verify`, `regenerate` is `cogen verify --regenerate` (every shard "
+                                                "rebuilt; costs about a build).")] = VerifyLevel.default,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Push without any check.")] = False,
     message: Annotated[str | None, typer.Option("--message", "-m", help="Commit message.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON (for scripts).")] = False,
     pretty_name: PrettyNameOpt = None,
@@ -81,7 +90,8 @@ def push(
     from cogen.hub.publish import push as run_push
 
     settings = _card_settings(folder, pretty_name, license, tag, task_category, size_category, paper, prose)
-    result = run_push(folder, repo, token=token, private=private, dry_run=dry_run, verify=verify,
+    result = run_push(folder, repo, token=token, private=private, dry_run=dry_run,
+                      verify=False if no_verify else verify.value,
                       commit_message=message, card_settings=settings)
     plan = result.plan
     if json_output:

@@ -73,12 +73,23 @@ def _counts(bank, name: str) -> list[tuple[str, int]]:
     return [(f"{column.min()}..{column.max()} (mean {column.mean():.1f})", len(bank))]
 
 
-def _verify(path: BankPathOpt = None) -> None:
-    """Check every bank file against the checksums of its manifest."""
-    from cogen.bank import verify_bank
+def _verify(
+    path: BankPathOpt = None,
+    regenerate: Annotated[bool, typer.Option("--regenerate", help="Also rebuild the bank from scratch and compare: "
+                                             "catches files changed with their manifest re-signed.")] = False,
+) -> None:
+    """Check every bank file against the checksums of its manifest (and, with --regenerate, against a fresh build)."""
+    from cogen.bank import check_rebuilt, verify_bank
+    from cogen.errors import BankError
 
     manifest = verify_bank(path)
     _console.out.print(f"ok: {len(manifest['files'])} files match manifest.json")
+    if regenerate:
+        with _console.err.status("rebuilding the object bank to compare (the first run compiles Numba kernels)"):
+            problem = check_rebuilt(path)
+        if problem is not None:
+            raise BankError(problem)
+        _console.out.print("ok: the bank is the one `cogen objects build` makes, byte for byte")
 
 
 def _show(

@@ -103,13 +103,26 @@ class Builder(Protocol):
     plan's shard tasks through the family's ``shard_writer``. ``scratch`` is a local folder that
     every worker shares, for files the first pass leaves to the shard writers (None when the
     workers may not share the driver's disk); the driver deletes it when the build ends.
+
+    ``info(config)`` is what the manifest says about a config (its scalar fields also join the
+    config's build inputs, :mod:`cogen.folder.inputs`); ``rows()`` the rows the build writes (for
+    the memory estimate); ``settings_from_manifests(manifests)``, a class method, the settings
+    that built configs were made from, grouped so one :meth:`prepare` per setting regenerates
+    them (``cogen verify --regenerate``).
     """
 
     family: str
 
+    @classmethod
+    def settings_from_manifests(cls, manifests: list[dict]) -> list[Setting]: ...
+
     def config_names(self) -> list[str]: ...
 
     def fingerprints(self) -> dict[str, str]: ...
+
+    def info(self, config: Any) -> dict: ...
+
+    def rows(self) -> int: ...
 
     def key_rows(self) -> int: ...
 

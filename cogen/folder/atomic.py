@@ -2,7 +2,8 @@
 
 Every file cogen leaves in a dataset folder goes through :func:`atomic_write`, so a reader (or a
 resumed build) never sees half a file under its final name, and a failed write leaves no
-temporary behind.
+temporary behind. The bytes reach the disk (``fsync``) before the rename and the rename after it,
+so a power cut leaves the old file or the new one, never an empty file under the final name.
 """
 
 from __future__ import annotations
@@ -36,12 +37,39 @@ def atomic_write(path: str | Path, write: Callable[[Path], T]) -> T:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         result = write(temporary)
+        _sync(temporary)
         os.replace(temporary, path)
+        _sync_folder(path.parent)
     except OSError as error:
         raise BuildError(f"cannot write {path}: {os_error_text(error)}") from None
     finally:
         _remove(temporary)
     return result
+
+
+def _sync(path: Path) -> None:
+    """Flush a written file (or every file of a written folder, and the folder) to the disk."""
+    if path.is_dir() and not path.is_symlink():
+        for child in sorted(path.rglob("*")):
+            if child.is_file():
+                _sync_one(child)
+    _sync_one(path)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename in it) to the disk, where the system allows it."""
+    try:
+        _sync_one(folder)
+    except OSError:  # some file systems cannot sync a folder; the rename itself is atomic
+        pass
+
+
+def _sync_one(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _remove(temporary: Path) -> None:

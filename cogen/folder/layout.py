@@ -15,11 +15,16 @@ once every shard is complete.
 
 from __future__ import annotations
 
+import os
+import posixpath
 from pathlib import Path
 
+from cogen.errors import BuildError
+from cogen.folder.names import check_name
+
 __all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "PREVIEW_DIR", "STATE_DIR", "config_dir",
-           "journal_path", "lock_path", "manifest_path", "preview_path", "scratch_path", "shard_relpath",
-           "split_pattern"]
+           "inside", "journal_path", "lock_path", "manifest_path", "plan_path", "preview_path", "record_path",
+           "relative", "scratch_path", "shard_relpath", "split_pattern"]
 
 CARD_FILE = "README.md"
 DATA_DIR = "data"
@@ -32,29 +37,43 @@ STATE_DIR = ".cogen"
 MANAGED_DIRS = (f"{DATA_DIR}/", f"{MANIFEST_DIR}/", f"{PREVIEW_DIR}/")
 
 
+def relative(relpath: str) -> str:
+    """``relpath`` if it names a place inside a folder (relative, no ``..`` above its start), else a
+    one-line :class:`~cogen.errors.BuildError`. Paths are compared as written, without following links."""
+    normal = posixpath.normpath(str(relpath).replace(os.sep, "/"))
+    if posixpath.isabs(normal) or normal in (".", "..") or normal.startswith("../"):
+        raise BuildError(f"refusing to write {str(relpath)[:120]!r}: it is not a path inside the dataset folder")
+    return normal
+
+
+def inside(folder: str | Path, relpath: str) -> Path:
+    """``folder / relpath``, checked to lie inside ``folder`` (:func:`relative`)."""
+    return Path(folder) / relative(relpath)
+
+
 def shard_relpath(config: str, split: str, index: int, count: int) -> str:
     """Path of shard ``index`` of ``count`` of a split, relative to the folder."""
-    return f"{DATA_DIR}/{config}/{split}-{index:05d}-of-{count:05d}.parquet"
+    return f"{DATA_DIR}/{check_name(config)}/{check_name(split, 'split')}-{index:05d}-of-{count:05d}.parquet"
 
 
 def split_pattern(config: str, split: str) -> str:
     """The glob of a split's shards, as the card's ``data_files`` lists it."""
-    return f"{DATA_DIR}/{config}/{split}-*.parquet"
+    return f"{DATA_DIR}/{check_name(config)}/{split}-*.parquet"
 
 
 def config_dir(folder: str | Path, config: str) -> Path:
     """The folder holding a config's shards."""
-    return Path(folder) / DATA_DIR / config
+    return inside(folder, f"{DATA_DIR}/{check_name(config)}")
 
 
 def manifest_path(folder: str | Path, config: str) -> Path:
     """Where the manifest of ``config`` lives."""
-    return Path(folder) / MANIFEST_DIR / f"{config}.json"
+    return inside(folder, f"{MANIFEST_DIR}/{check_name(config)}.json")
 
 
 def preview_path(folder: str | Path, config: str) -> Path:
     """Where the card's preview image of ``config`` lives."""
-    return Path(folder) / PREVIEW_DIR / f"{config}.png"
+    return inside(folder, f"{PREVIEW_DIR}/{check_name(config)}.png")
 
 
 def lock_path(folder: str | Path) -> Path:
@@ -69,4 +88,16 @@ def scratch_path(folder: str | Path) -> Path:
 
 def journal_path(folder: str | Path, config: str) -> Path:
     """The journal of ``config``'s shards finished so far (while its manifest is not written yet)."""
-    return Path(folder) / STATE_DIR / f"{config}.journal.jsonl"
+    return inside(folder, f"{STATE_DIR}/{check_name(config)}.journal.jsonl")
+
+
+def plan_path(folder: str | Path, config: str) -> Path:
+    """What an unfinished build planned for ``config`` (its manifest without the shard records), so a
+    build stopped after its last shard writes the manifest without sampling again."""
+    return inside(folder, f"{STATE_DIR}/{check_name(config)}.plan.json")
+
+
+def record_path(folder: str | Path) -> Path:
+    """The record of what the configs an unfinished build is writing are built from
+    (:mod:`cogen.folder.inputs`); a finished config's manifest holds its own."""
+    return Path(folder) / STATE_DIR / "inputs.json"

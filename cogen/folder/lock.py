@@ -68,6 +68,30 @@ class FolderLock:
         return self
 
     @staticmethod
+    def holder(folder: str | Path) -> int | None:
+        """The pid of a live process holding ``folder``'s lock (None when nobody does). Creates nothing,
+        so it works on a read-only folder."""
+        try:
+            fd = os.open(lock_path(folder), os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            pid = _read_pid(fd)
+            if pid is None or pid == os.getpid():
+                return None
+            try:
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return pid
+            except (ImportError, OSError):  # no flock here: trust the pid
+                return pid if _alive(pid) else None
+            return None
+        finally:
+            os.close(fd)
+
+    @staticmethod
     def _acquire(fd: int, holder: int | None) -> bool:
         try:
             import fcntl

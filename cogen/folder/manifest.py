@@ -13,6 +13,7 @@ from pathlib import Path
 from cogen.errors import BuildError
 from cogen.folder.atomic import atomic_write
 from cogen.folder.layout import MANIFEST_DIR
+from cogen.folder.names import name_problem
 
 __all__ = ["environment_versions", "folder_manifests", "natural_key", "read_manifests", "write_json_atomic"]
 
@@ -39,6 +40,10 @@ def read_manifests(folder: str | Path) -> dict[str, dict]:
                 not isinstance(manifest.get("splits"), dict):
             raise BuildError(f"{path}: not a cogen manifest (no config name or splits); delete it and rebuild "
                              "that config")
+        problem = name_problem(manifest["config"])
+        if problem is not None:
+            raise BuildError(f"{path}: its config name {manifest['config'][:80]!r} cannot be used ({problem}); "
+                             "delete the manifest and rebuild that config")
         manifests[manifest["config"]] = manifest
     return dict(sorted(manifests.items(), key=lambda item: natural_key(item[0])))
 

@@ -155,12 +155,13 @@ def _keep_remote_regions(plan: UploadPlan, api, repo_id: str, remote: list[str])
         plan.readme = merged
 
 
-def _verify_folder(folder: Path) -> None:
-    """Run every check of ``cogen verify`` (its defaults: not a reduced set); refuse on any failure,
-    naming the failing checks and, in their details, the files."""
+def _verify_folder(folder: Path, regenerate: bool = False) -> None:
+    """Run every check of ``cogen verify`` (its defaults: not a reduced set; with ``regenerate``, its
+    ``--regenerate``); refuse on any failure, naming the failing checks and, in their details, the files."""
+    from cogen.pipeline.driver import available_cores
     from cogen.pipeline.verify import failed, verify
 
-    checks = verify(folder)
+    checks = verify(folder, regenerate=regenerate, workers=available_cores())
     bad = failed(checks)
     if bad:
         details = "; ".join(f"{c.config or 'folder'}: {c.name}: {c.detail}" for c in bad[:5])
@@ -230,13 +231,14 @@ def _commit_message(plan: UploadPlan) -> str:
 
 
 def push(folder: str | Path, repo_id: str, *, token: str | None = None, private: bool = False,
-         endpoint: str | None = None, dry_run: bool = False, verify: bool = True,
+         endpoint: str | None = None, dry_run: bool = False, verify: bool | str = True,
          commit_message: str | None = None, card_settings=None) -> PushResult:
     """Publish the build folder ``folder`` to the dataset repo ``repo_id`` in one commit.
 
     Creates the repo if needed (``private`` applies only then). ``dry_run`` returns the upload
-    plan without touching the network. ``verify`` runs ``cogen verify`` (without regenerating
-    shards) first. Raises :class:`cogen.errors.PublishError` for a missing token, a refused or
+    plan without touching the network. ``verify`` runs ``cogen verify`` first: True (or
+    ``"default"``) its default checks, ``"regenerate"`` every check and every shard rebuilt
+    (``cogen verify --regenerate``), False none. Raises :class:`cogen.errors.PublishError` for a missing token, a refused or
     unknown repo, or a network failure; the repo is then unchanged. ``card_settings`` (a
     :class:`cogen.card.settings.CardSettings`) default to the folder's ``card.yaml``; the text the
     user wrote in the card's marked regions, locally or on the Hub, is kept.
@@ -246,7 +248,7 @@ def push(folder: str | Path, repo_id: str, *, token: str | None = None, private:
         raise PublishError(f"--repo {repo_id!r} is not a Hub repo id; write it as owner/name, e.g. my-org/my-benchmark")
     plan = upload_plan(folder, repo_id, card_settings)
     if verify:
-        _verify_folder(plan.folder)
+        _verify_folder(plan.folder, regenerate=verify == "regenerate")
     if dry_run:
         return PushResult(repo_id, plan, True, seconds=time.perf_counter() - started)
     settings = hub_settings(token, endpoint)

@@ -16,8 +16,9 @@ import os
 from pathlib import Path
 
 from cogen.errors import BuildError, os_error_text
-from cogen.folder import CARD_FILE, DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, record_problem
+from cogen.folder import CARD_FILE, DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, config_dir, record_problem
 from cogen.folder.atomic import atomic_write
+from cogen.folder.layout import inside, relative
 
 __all__ = ["LocalStore", "RemoteStore", "download_folder", "is_url", "open_store", "put_file"]
 
@@ -67,7 +68,7 @@ class LocalStore:
 
     def files(self, config: str) -> set[str]:
         """Relative paths of the files in ``data/<config>/``."""
-        shards = self.folder / DATA_DIR / config
+        shards = config_dir(self.folder, config)
         return {p.relative_to(self.folder).as_posix() for p in shards.iterdir()} if shards.is_dir() else set()
 
     def problem(self, relpath: str, record: dict) -> str | None:
@@ -82,7 +83,7 @@ class LocalStore:
 
     def write(self, relpath: str, data: bytes) -> None:
         """Write a shard whose bytes a worker returned, through a temporary name (readers never see half)."""
-        atomic_write(self.folder / relpath, lambda temporary: temporary.write_bytes(data))
+        atomic_write(inside(self.folder, relpath), lambda temporary: temporary.write_bytes(data))
 
     def metadata(self, relpath: str):
         import pyarrow.parquet as pq
@@ -90,7 +91,7 @@ class LocalStore:
         return pq.read_metadata(self.folder / relpath)
 
     def remove(self, relpath: str) -> None:
-        (self.folder / relpath).unlink(missing_ok=True)
+        inside(self.folder, relpath).unlink(missing_ok=True)
 
 
 class RemoteStore:
@@ -105,7 +106,7 @@ class RemoteStore:
         self.state = Path(state).expanduser().resolve() if state else _default_state(self.url)
 
     def _path(self, relpath: str) -> str:
-        return f"{self.root}/{relpath}"
+        return f"{self.root}/{relative(relpath)}"
 
     def files(self, config: str) -> set[str]:
         try:
@@ -150,7 +151,7 @@ class RemoteStore:
 
     def fetch(self, relpath: str) -> None:
         """Copy one remote file into the state folder (the card's previews read the first shard of a split)."""
-        target = self.state / relpath
+        target = inside(self.state, relpath)
         target.parent.mkdir(parents=True, exist_ok=True)
         self.fs.get_file(self._path(relpath), str(target))
 
@@ -180,6 +181,15 @@ class RemoteStore:
             if relpath not in wanted:
                 self.remove(relpath)
         self.fs.pipe_file(self._path(CARD_FILE), (self.state / CARD_FILE).read_bytes())
+
+    def clear(self) -> None:
+        """Delete every file cogen keeps at the URL (shards, manifests, previews, card): ``--force``."""
+        for folder in (DATA_DIR, MANIFEST_DIR, PREVIEW_DIR):
+            try:
+                self.fs.rm(self._path(folder), recursive=True)
+            except FileNotFoundError:
+                pass
+        self.remove(CARD_FILE)
 
     def _listing(self, folder: str) -> list[str]:
         try:

@@ -16,6 +16,10 @@ Nothing here trusts the build. For every config:
 The family's checks run only on configs whose files are whole. A manifest written before file
 hashes existed fails the *file hashes* check with the fix (rebuild: same command, same bytes);
 its other checks still run.
+
+``regenerate`` adds the check no re-signing can fool: every shard rebuilt in memory from the
+spec and compared row for row, and the object bank rebuilt (:mod:`cogen.pipeline.regenerate`).
+A folder that a running build is writing is refused (its files are changing).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from cogen.folder import (
                           record_problem,
                           shard_records,
 )
+from cogen.pipeline.check import Check
 
 __all__ = ["SAMPLE_ROWS", "Check", "ConfigData", "Determinism", "FamilyChecks", "failed", "verify"]
 
@@ -56,16 +61,6 @@ def _read_errors() -> tuple[type[BaseException], ...]:
     import pyarrow as pa
 
     return (pa.ArrowException, OSError, ValueError, TypeError, IndexError, KeyError, NotImplementedError, MemoryError)
-
-
-@dataclass(frozen=True)
-class Check:
-    """One verified property of one config (or of the whole folder when ``config`` is empty)."""
-
-    config: str
-    name: str
-    ok: bool
-    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,12 +114,14 @@ class FamilyChecks(Protocol):
     def finish(self) -> list[Check]: ...
 
 
-def verify(folder: str | Path, shards_per_config: int = 2, *, full: bool = False,
-           progress: Progress | None = None, storage_options: dict | None = None) -> list[Check]:
+def verify(folder: str | Path, shards_per_config: int = 2, *, full: bool = False, regenerate: bool = False,
+           workers: int = 1, progress: Progress | None = None, storage_options: dict | None = None) -> list[Check]:
     """Run every check on the dataset folder ``folder`` (see the module docstring).
 
     ``shards_per_config``: shards each config regenerates for the determinism check; ``full``:
-    re-derive every row's outputs, not a sample; ``progress`` hears of every decoded row group.
+    re-derive every row's outputs, not a sample; ``regenerate``: rebuild every shard (with
+    ``workers`` processes) and the object bank, and compare (the determinism check is then
+    left to it); ``progress`` hears of every decoded row group (and regenerated shard).
     ``folder`` may be an fsspec URL (``s3://bucket/c3``, with ``storage_options``): the folder is
     copied into a temporary folder first, since every byte is read anyway.
     """
@@ -135,15 +132,33 @@ def verify(folder: str | Path, shards_per_config: int = 2, *, full: bool = False
 
         with tempfile.TemporaryDirectory(prefix="cogen-verify-") as local:
             download_folder(str(folder), local, storage_options)
-            return verify(local, shards_per_config, full=full, progress=progress)
+            return verify(local, shards_per_config, full=full, regenerate=regenerate, workers=workers,
+                          progress=progress)
     folder = Path(folder)
+    _refuse_while_written(folder)
     manifests = folder_manifests(folder)
     if progress:
         progress("rows", 0, sum(info["rows"] for m in manifests.values() for info in m["splits"].values()))
     checks = [_card_check(folder, manifests)]
+    shards = 0 if regenerate else shards_per_config
     for manifest in manifests.values():
-        checks += _config_checks(ConfigData(folder, manifest, shards_per_config, full), progress)
+        checks += _config_checks(ConfigData(folder, manifest, shards, full), progress)
+    if regenerate:
+        from cogen.pipeline.regenerate import regenerate_checks
+
+        checks += regenerate_checks(folder, manifests, workers, progress)
     return checks
+
+
+def _refuse_while_written(folder: Path) -> None:
+    """A one-line error when a running cogen command is writing ``folder`` (its files are changing)."""
+    from cogen.errors import BuildError
+    from cogen.folder import FolderLock
+
+    holder = FolderLock.holder(folder)
+    if holder is not None:
+        raise BuildError(f"{folder} is being written by a running cogen command (pid {holder}); verify it once "
+                         "that command has finished")
 
 
 def _config_checks(data: ConfigData, progress: Progress | None) -> list[Check]:

@@ -15,7 +15,7 @@ from cogen import families
 from cogen._resources import packaged_specs
 from cogen.errors import SpecError, UnknownNameError
 from cogen.families import DEFAULT_FAMILY, family
-from cogen.specs._fields import Range
+from cogen.specs._fields import Range, read_name
 from cogen.specs._yaml import Located, load_located, read_located
 from cogen.specs.splits import ID_SPLITS, OOD_SPLITS, SPLITS
 
@@ -80,5 +80,28 @@ def parse_spec_text(text: str, source: str = "<spec>") -> families.Setting:
 def _parse(doc: Located) -> families.Setting:
     if not isinstance(doc.data, dict):
         raise SpecError("a spec file must be a mapping at the top level", where=doc.where(()))
-    record = family(doc.data.get("family", DEFAULT_FAMILY), where=doc.where(("family",)))
-    return record.load("spec_parser")(doc)
+    name = doc.data.get("family", DEFAULT_FAMILY)
+    if not isinstance(name, str):
+        raise SpecError(f"expected a family name, got a {type(name).__name__}", where=doc.where(("family",)),
+                        fix=f"write one of: {', '.join(families.FAMILIES)}")
+    setting = family(name, where=doc.where(("family",))).load("spec_parser")(doc)
+    _check_config_names(doc, [config.name for config in setting.configs])
+    return setting
+
+
+def _check_config_names(doc: Located, names: list[str]) -> None:
+    """Every config name the spec makes (a family may compose them from a prefix) obeys the name rule
+    of :mod:`cogen.folder.names`, and no two are one name after case folding."""
+    seen: dict[str, str] = {}
+    for name in names:
+        where = doc.where(_name_field(doc, name))
+        read_name(doc, _name_field(doc, name), name)
+        other = seen.setdefault(name.casefold(), name)
+        if other != name:
+            raise SpecError(f"config names {other!r} and {name!r} differ only in upper and lower case, so they "
+                            "would share one folder on many file systems", where=where, fix="rename one of them")
+
+
+def _name_field(doc: Located, name: str) -> tuple:
+    """The field a config name comes from: the key spelled so, else the prefix every name is made from."""
+    return next((path for path in doc.lines if path and path[-1] == name), ("setting",))

@@ -9,9 +9,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cogen.errors import SpecError, close_matches
+from cogen.folder.names import NAME_RULE, name_problem
 from cogen.specs._yaml import Located, Path_
 
-__all__ = ["Range", "expect_keys", "read_choice", "read_int", "read_mapping", "read_range", "read_str", "read_list"]
+__all__ = ["Range", "expect_keys", "read_choice", "read_int", "read_mapping", "read_name", "read_range", "read_str",
+           "read_list"]
 
 
 class Range(tuple):
@@ -76,6 +78,17 @@ def read_str(doc: Located, path: Path_, value: Any) -> str:
     """``value`` must be a non-empty string."""
     if not isinstance(value, str) or not value.strip():
         raise SpecError(f"expected a non-empty string, got {_kind(value)}", where=doc.where(path))
+    return value
+
+
+def read_name(doc: Located, path: Path_, value: Any, what: str = "config") -> str:
+    """``value`` must be a name that can become a folder and file names (:mod:`cogen.folder.names`);
+    the error names the file, the line, the name and the rule."""
+    problem = name_problem(value)
+    if problem is not None:
+        shown = repr(value if not isinstance(value, str) else value[:80])
+        raise SpecError(f"{what} name {shown} cannot be used: {problem}", where=doc.where(path),
+                        fix=f"rename it: {NAME_RULE}")
     return value
 
 

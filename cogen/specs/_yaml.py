@@ -56,8 +56,19 @@ def dotted_path(path: Path_) -> str:
     return text
 
 
+#: Most values a spec may hold once its aliases (``*name``) are expanded: a packaged spec holds a few
+#: hundred, and a "billion laughs" file, a few lines of nested aliases, would hold billions.
+MAX_VALUES = 100_000
+#: Deepest nesting of lists and mappings a spec may have (packaged specs: 6).
+MAX_DEPTH = 50
+
+
 def load_located(text: str, source: str) -> Located:
-    """Parse YAML ``text`` (from file ``source``) into plain values with line numbers."""
+    """Parse YAML ``text`` (from file ``source``) into plain values with line numbers.
+
+    Aliases are expanded within limits (:data:`MAX_VALUES`, :data:`MAX_DEPTH`; an alias inside
+    the value it names is refused), so no file makes the reader hang or run out of memory.
+    """
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
@@ -65,33 +76,70 @@ def load_located(text: str, source: str) -> Located:
         line = f", line {mark.line + 1}" if mark is not None else ""
         raise SpecError(f"not valid YAML: {getattr(error, 'problem', error)}", where=f"{source}{line}",
                         fix="check indentation, colons and brackets") from None
+    except RecursionError:
+        raise SpecError(f"nested more than {MAX_DEPTH} levels deep", where=source,
+                        fix="a spec needs a few levels of lists and mappings; check the brackets") from None
     if node is None:
         raise SpecError("the file is empty", where=source, fix="start from one of the packaged specs")
     lines: dict[Path_, int] = {}
-    return Located(_convert(node, (), lines, source), source, lines)
+    return Located(_Converter(source, lines).convert(node, ()), source, lines)
 
 
-def _convert(node: yaml.Node, path: Path_, lines: dict[Path_, int], source: str) -> Any:
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
+class _Converter:
+    """Turns a composed node tree into plain values, counting what aliases expand to."""
+
+    def __init__(self, source: str, lines: dict[Path_, int]):
+        self.source, self.lines = source, lines
+        self.values = 0
+        self.open: set[int] = set()  # the nodes being converted: one met again is an alias inside itself
+
+    def convert(self, node: yaml.Node, path: Path_) -> Any:
+        self._count(node, path)
+        self.lines[path] = node.start_mark.line + 1
+        if not isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            return _scalar(node, self.source)
+        self.open.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+            return self._mapping(node, path)
+        finally:
+            self.open.discard(id(node))
+
+    def _count(self, node: yaml.Node, path: Path_) -> None:
+        where = f"{self.source}, line {node.start_mark.line + 1}"
+        if id(node) in self.open:
+            raise SpecError("an alias refers to the value that contains it (an endless value)", where=where,
+                            fix="write the value out, or point the alias at another value")
+        if len(path) > MAX_DEPTH:
+            raise SpecError(f"nested more than {MAX_DEPTH} levels deep", where=where,
+                            fix="a spec needs a few levels of lists and mappings; check the brackets")
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise SpecError(f"the spec holds more than {MAX_VALUES:,} values once its aliases (*name) are expanded",
+                            where=where, fix="write the values out instead of nesting aliases")
+
+    def _mapping(self, node: yaml.MappingNode, path: Path_) -> dict:
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _scalar(key_node)
+            key = _scalar(key_node, self.source)
             if key in result:
-                raise SpecError(f"key {key!r} appears twice", where=f"{source}, line {key_node.start_mark.line + 1}",
+                raise SpecError(f"key {key!r} appears twice", where=f"{self.source}, line {key_node.start_mark.line + 1}",
                                 fix="keep one of the two entries")
-            result[key] = _convert(value_node, (*path, key), lines, source)
-            lines[(*path, key)] = key_node.start_mark.line + 1
+            result[key] = self.convert(value_node, (*path, key))
+            self.lines[(*path, key)] = key_node.start_mark.line + 1
         return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_convert(item, (*path, i), lines, source) for i, item in enumerate(node.value)]
-    return _scalar(node)
 
 
-def _scalar(node: yaml.Node) -> Any:
+def _scalar(node: yaml.Node, source: str) -> Any:
+    where = f"{source}, line {node.start_mark.line + 1}"
     if not isinstance(node, yaml.ScalarNode):
-        raise SpecError("a mapping key must be a plain value", where=f"line {node.start_mark.line + 1}")
-    return yaml.constructor.SafeConstructor().construct_object(node)
+        raise SpecError("a mapping key must be a plain value", where=where)
+    try:
+        return yaml.constructor.SafeConstructor().construct_object(node)
+    except (yaml.YAMLError, ValueError, OverflowError) as error:
+        raise SpecError(f"cannot read the value {node.value[:40]!r} ({type(error).__name__})", where=where,
+                        fix="quote it to make it text, or write a plain number") from None
 
 
 def read_located(path: Path) -> Located:

@@ -34,8 +34,23 @@ class ToyBuilder:
     def __init__(self, setting, rows_per_shard: int = 50_000):
         self.setting, self.rows_per_shard = setting, rows_per_shard
 
+    @classmethod
+    def settings_from_manifests(cls, manifests):
+        from toy_family.spec import ToySetting
+
+        return list({ToySetting(m["setting"], m["spec"]["seed"], m["spec"]["side"], m["spec"]["rows"]): None
+                     for m in manifests})
+
     def config_names(self):
         return [c.name for c in self.setting.configs]
+
+    def info(self, config):
+        spec = {"seed": self.setting.seed, "side": self.setting.side, "rows": self.setting.rows}
+        return {"family": self.family, "setting": self.setting.name, "seed": self.setting.seed,
+                "description": "grids mirrored left to right", "generator_version": 1, "spec": spec}
+
+    def rows(self):
+        return sum(rows for config in self.setting.configs for _, rows in config.sizes)
 
     def fingerprints(self):
         spec = f"{self.setting.seed}|{self.setting.side}|{self.setting.rows}"
@@ -56,7 +71,4 @@ class ToyBuilder:
                            payload=(self.setting.seed, self.setting.side))
                  for split, rows in config.sizes for ranges in [shard_ranges(rows, self.rows_per_shard)]
                  for k, (start, stop) in enumerate(ranges)]
-        spec = {"seed": self.setting.seed, "side": self.setting.side, "rows": self.setting.rows}
-        info = {"family": self.family, "setting": self.setting.name, "seed": self.setting.seed,
-                "description": "grids mirrored left to right", "generator_version": 1, "spec": spec}
-        return ConfigPlan(config.name, fingerprint, COLUMNS, dict(config.sizes), tasks, info)
+        return ConfigPlan(config.name, fingerprint, COLUMNS, dict(config.sizes), tasks, self.info(config))

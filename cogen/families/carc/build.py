@@ -180,9 +180,21 @@ class CarcBuilder:
         """The sampler of the spec's episode pool."""
         return EpisodeSampler.from_setting(self.setting)
 
+    @classmethod
+    def settings_from_manifests(cls, manifests: list[dict]) -> list:
+        """The settings the built configs of ``manifests`` came from (one per spec, restricted to
+        those configs), for ``cogen verify --regenerate``."""
+        from cogen.pipeline.regenerate import settings_by_spec
+
+        return settings_by_spec(manifests, setting_from_dict)
+
     def config_names(self) -> list[str]:
         """Names of the configs this build writes."""
         return [c.name for c in self.setting.configs]
+
+    def rows(self) -> int:
+        """Rows the build writes, at most (every config holds at most the pool's episodes)."""
+        return self.setting.episodes * len(self.setting.configs)
 
     def key_rows(self) -> int:
         """Episodes the key pass of :meth:`prepare` visits (for progress bars)."""

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from cogen.carc.grammar import KWARGS, QUERY_MODES, ROTATION_MODES, TRANSFORMATIONS, Variant, expand_variants
 from cogen.carc.layout import Layout, StaticSpec
 from cogen.errors import SpecError, UnknownNameError
-from cogen.specs._fields import Range, expect_keys, read_int, read_list, read_range, read_str
+from cogen.specs._fields import Range, expect_keys, read_int, read_list, read_name, read_range
 from cogen.specs._yaml import Located
 
 __all__ = ["CONFIG_KINDS", "CarcConfig", "CarcSetting", "SplitSpec", "parse", "setting_from_dict"]
@@ -175,7 +175,7 @@ def setting_from_dict(data: dict) -> CarcSetting:
 def parse(doc: Located) -> CarcSetting:
     """Validate the document into a :class:`CarcSetting`."""
     top = expect_keys(doc, (), doc.data, _TOP_REQUIRED, _TOP_OPTIONAL)
-    name = read_str(doc, ("setting",), top["setting"])
+    name = read_name(doc, ("setting",), top["setting"], "setting")
     setting = CarcSetting(
         name=name,
         version=read_int(doc, ("version",), top.get("version", 1), minimum=0),

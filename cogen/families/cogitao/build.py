@@ -284,9 +284,27 @@ class CogitaoBuilder:
     def __init__(self, setting: Setting, rows_per_shard: int = 50_000, max_attempts: int = DEFAULT_MAX_ATTEMPTS):
         self.setting, self.rows_per_shard, self.max_attempts = setting, rows_per_shard, max_attempts
 
+    @classmethod
+    def settings_from_manifests(cls, manifests: list[dict]) -> list[Setting]:
+        """The settings the built experiments of ``manifests`` came from: one per spec setting, version,
+        seed and variant, holding those experiments (``cogen verify --regenerate`` rebuilds them)."""
+        from cogen.families.cogitao.schema import experiment_from_dict
+
+        groups: dict[tuple, list[dict]] = {}
+        for manifest in manifests:
+            key = (manifest["setting"], manifest["version"], manifest["seed"], manifest.get("variant", "custom"))
+            groups.setdefault(key, []).append(manifest)
+        return [Setting(name=name, family=cls.family, version=version, seed=seed, variant=variant, source="manifests",
+                        experiments=tuple(experiment_from_dict(m["spec"]) for m in group))
+                for (name, version, seed, variant), group in groups.items()]
+
     def config_names(self) -> list[str]:
         """Names of the configs this build writes."""
         return [e.name for e in self.setting.experiments]
+
+    def rows(self) -> int:
+        """Rows the build writes, all experiments and splits together."""
+        return self.key_rows()
 
     def key_rows(self) -> int:
         """Samples the key pass of :meth:`prepare` visits (for progress bars)."""

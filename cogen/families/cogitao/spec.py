@@ -63,7 +63,16 @@ from cogen.families.cogitao.schema import (
     Setting,
 )
 from cogen.render import RenderSettings
-from cogen.specs._fields import expect_keys, read_choice, read_int, read_list, read_mapping, read_range, read_str
+from cogen.specs._fields import (
+    expect_keys,
+    read_choice,
+    read_int,
+    read_list,
+    read_mapping,
+    read_name,
+    read_range,
+    read_str,
+)
 from cogen.specs._yaml import Located, Path_
 
 __all__ = ["always_identity", "max_objects_on_grid", "object_query", "parse", "shared_sequences"]
@@ -120,7 +129,7 @@ def parse(doc: Located) -> Setting:
         for name, value in experiments_doc.items()
     )
     return Setting(
-        name=read_str(doc, ("setting",), top["setting"]),
+        name=read_name(doc, ("setting",), top["setting"], "setting"),
         family="cogitao",
         version=read_int(doc, ("version",), top.get("version", 1), minimum=0),
         seed=read_int(doc, ("seed",), top["seed"], minimum=0, maximum=2**63 - 1),
@@ -144,7 +153,7 @@ def _read_shift(doc, path, value) -> str:
 
 
 def _read_experiment(doc, path, name, value, defaults: _Layout, default_sizes, shift: str, sampling) -> Experiment:
-    read_str(doc, path, str(name))
+    read_name(doc, path, name, "experiment")
     body = expect_keys(doc, path, value, ("in_domain",), _EXPERIMENT_KEYS[1:])
     shift = _read_shift(doc, (*path, "shift"), body.get("shift", shift))
     output = _read_output(doc, (*path, "output"), body.get("output", {}), sampling["output"])

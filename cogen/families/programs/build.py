@@ -141,9 +141,21 @@ class ProgramsBuilder:
     def __init__(self, setting: ProgramsSetting, rows_per_shard: int = 50_000):
         self.setting, self.rows_per_shard = setting, rows_per_shard
 
+    @classmethod
+    def settings_from_manifests(cls, manifests: list[dict]) -> list:
+        """The settings the built configs of ``manifests`` came from (one per spec, restricted to
+        those configs), for ``cogen verify --regenerate``."""
+        from cogen.pipeline.regenerate import settings_by_spec
+
+        return settings_by_spec(manifests, setting_from_dict)
+
     def config_names(self) -> list[str]:
         """Names of the configs this build writes."""
         return [c.name for c in self.setting.configs]
+
+    def rows(self) -> int:
+        """Rows the build writes (one per function)."""
+        return sum(config.functions for config in self.setting.configs)
 
     def key_rows(self) -> int:
         """No parallel key pass: a config's functions are keyed in :meth:`prepare`, in one vector step."""

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from cogen.errors import SpecError, UnknownNameError
 from cogen.programs.functions import SETTINGS
-from cogen.specs._fields import expect_keys, read_int, read_list, read_str
+from cogen.specs._fields import expect_keys, read_int, read_list, read_name
 from cogen.specs._yaml import Located
 
 __all__ = ["MAX_FUNCTIONS", "SPLIT", "ProgramsConfig", "ProgramsSetting", "parse", "setting_from_dict"]
@@ -123,7 +123,7 @@ def parse(doc: Located) -> ProgramsSetting:
     """Validate the document into a :class:`ProgramsSetting`."""
     top = expect_keys(doc, (), doc.data, _TOP_REQUIRED, _TOP_OPTIONAL)
     return ProgramsSetting(
-        name=read_str(doc, ("setting",), top["setting"]),
+        name=read_name(doc, ("setting",), top["setting"], "setting"),
         version=read_int(doc, ("version",), top.get("version", 1), minimum=0),
         seed=read_int(doc, ("seed",), top["seed"], minimum=0, maximum=2**63 - 1),
         functions=read_int(doc, ("functions",), top["functions"], minimum=1, maximum=MAX_FUNCTIONS),
