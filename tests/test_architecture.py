@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import cogen
@@ -97,35 +98,12 @@ def unit_graph() -> dict[str, set[str]]:
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one unit (Tarjan)."""
-    index, low, stack, on_stack, components, counter = {}, {}, [], set(), [], [0]
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = counter[0]
-        counter[0] += 1
-        stack.append(node)
-        on_stack.add(node)
-        for target in graph.get(node, ()):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                components.append(sorted(component))
-
-    for node in list(graph):
-        if node not in index:
-            visit(node)
-    return components
+    """A cycle of units, if there is one (the standard library's topological sort finds it)."""
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as error:
+        return [sorted(set(error.args[1]))]
+    return []
 
 
 def test_no_package_cycle():
