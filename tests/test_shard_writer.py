@@ -141,6 +141,31 @@ def test_polars_bytes_do_not_depend_on_its_threads(wide, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("preset", [None, "3"])
+def test_polars_loads_with_one_thread_and_a_prompt_allocator_unless_told_otherwise(wide, tmp_path, preset):
+    """The settings that keep a C-ARC build under 500 MB (``bench_build.py carc``) reach polars
+    when the writer loads it, and a user's own ``POLARS_MAX_THREADS`` wins."""
+    _, out = wide
+    path = next(out.glob("data/W-1/train-*.parquet"))
+    script = ("import sys, json, os, pyarrow.parquet as pq\n"
+              "from cogen.pipeline.parquet import write_parquet\n"
+              "source = pq.ParquetFile(sys.argv[1])\n"
+              "write_parquet(sys.argv[2], source.schema_arrow.remove_metadata(),\n"
+              "              iter([source.read_row_group(0)]), {'a': 1}, {})\n"
+              "import polars\n"  # loaded by the writer, with its settings
+              "print(json.dumps([polars.thread_pool_size(), os.environ['_RJEM_MALLOC_CONF']]))\n")
+    env = {key: value for key, value in os.environ.items() if key not in ("POLARS_MAX_THREADS", "_RJEM_MALLOC_CONF")}
+    if preset:
+        env["POLARS_MAX_THREADS"] = preset
+    done = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "out.parquet")], check=True,
+                          env=env, capture_output=True, text=True)
+    threads, conf = json.loads(done.stdout.strip().splitlines()[-1])
+    assert threads == int(preset or parquet_module.POLARS_THREADS)
+    assert conf.endswith("," + parquet_module.POLARS_MALLOC_CONF)  # polars puts its defaults first; the last wins
+    assert pq.read_metadata(tmp_path / "out.parquet").created_by.lower().startswith("polars")
+
+
+@pytest.mark.slow
 def test_load_dataset_gives_the_declared_features(wide):
     """``datasets`` (the installed one; 4.0 was checked by hand, see the README) loads grids as
     ``List(List(Value("int8")))``, not ``LargeList``, through the card and from the files alone."""
