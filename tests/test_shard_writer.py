@@ -165,6 +165,41 @@ def test_polars_loads_with_one_thread_and_a_prompt_allocator_unless_told_otherwi
     assert pq.read_metadata(tmp_path / "out.parquet").created_by.lower().startswith("polars")
 
 
+MALLINFO = """\
+import ctypes, sys
+import numpy as np
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split())]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+if sys.argv[1] == "polars":
+    from cogen.pipeline.parquet import _polars
+    _polars()
+mapped = []
+for _ in range(3):  # glibc raises its threshold when a mapped block is freed: the next one is not mapped
+    block = np.ones(4 << 20, np.uint8)
+    mapped.append(libc.mallinfo2().hblkhd >= 4 << 20)
+    del block
+print(all(mapped))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_loading_polars_keeps_big_arrays_out_of_mallocs_arenas():
+    """Once the writer has loaded polars, a freed array of 1 MB or more goes back to the system
+    (glibc's mmap threshold stays fixed), as it does not by default."""
+    def all_mapped(mode: str) -> bool:
+        done = subprocess.run([sys.executable, "-c", MALLINFO, mode], capture_output=True, text=True)
+        if done.returncode:
+            pytest.skip(f"no glibc mallinfo2: {done.stderr.strip().splitlines()[-1]}")
+        return done.stdout.strip() == "True"
+
+    assert all_mapped("polars")
+    assert not all_mapped("default")  # the law the setting changes
+
+
 @pytest.mark.slow
 def test_load_dataset_gives_the_declared_features(wide):
     """``datasets`` (the installed one; 4.0 was checked by hand, see the README) loads grids as
