@@ -142,6 +142,66 @@ def test_polars_bytes_do_not_depend_on_its_threads(wide, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("preset", [None, "3"])
+def test_polars_loads_with_one_thread_and_a_prompt_allocator_unless_told_otherwise(wide, tmp_path, preset):
+    """The settings that keep a C-ARC build under 500 MB (``bench_build.py carc``) reach polars
+    when the writer loads it, and a user's own ``POLARS_MAX_THREADS`` wins."""
+    _, out = wide
+    path = next(out.glob("data/W-1/train-*.parquet"))
+    script = ("import sys, json, os, pyarrow.parquet as pq\n"
+              "from cogen.pipeline.parquet import write_parquet\n"
+              "source = pq.ParquetFile(sys.argv[1])\n"
+              "write_parquet(sys.argv[2], source.schema_arrow.remove_metadata(),\n"
+              "              iter([source.read_row_group(0)]), {'a': 1}, {})\n"
+              "import polars\n"  # loaded by the writer, with its settings
+              "print(json.dumps([polars.thread_pool_size(), os.environ['_RJEM_MALLOC_CONF']]))\n")
+    env = {key: value for key, value in os.environ.items() if key not in ("POLARS_MAX_THREADS", "_RJEM_MALLOC_CONF")}
+    if preset:
+        env["POLARS_MAX_THREADS"] = preset
+    done = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path / "out.parquet")], check=True,
+                          env=env, capture_output=True, text=True)
+    threads, conf = json.loads(done.stdout.strip().splitlines()[-1])
+    assert threads == int(preset or parquet_module.POLARS_THREADS)
+    assert conf.endswith("," + parquet_module.POLARS_MALLOC_CONF)  # polars puts its defaults first; the last wins
+    assert pq.read_metadata(tmp_path / "out.parquet").created_by.lower().startswith("polars")
+
+
+MALLINFO = """\
+import ctypes, sys
+import numpy as np
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split())]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+if sys.argv[1] == "polars":
+    from cogen.pipeline.parquet import _polars
+    _polars()
+mapped = []
+for _ in range(3):  # glibc raises its threshold when a mapped block is freed: the next one is not mapped
+    block = np.ones(4 << 20, np.uint8)
+    mapped.append(libc.mallinfo2().hblkhd >= 4 << 20)
+    del block
+print(all(mapped))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_loading_polars_keeps_big_arrays_out_of_mallocs_arenas():
+    """Once the writer has loaded polars, a freed array of 1 MB or more goes back to the system
+    (glibc's mmap threshold stays fixed), as it does not by default."""
+    def all_mapped(mode: str) -> bool:
+        done = subprocess.run([sys.executable, "-c", MALLINFO, mode], capture_output=True, text=True)
+        if done.returncode:
+            pytest.skip(f"no glibc mallinfo2: {done.stderr.strip().splitlines()[-1]}")
+        return done.stdout.strip() == "True"
+
+    assert all_mapped("polars")
+    assert not all_mapped("default")  # the law the setting changes
+
+
+@pytest.mark.slow
 def test_load_dataset_gives_the_declared_features(wide):
     """``datasets`` (the installed one; 4.0 was checked by hand, see the README) loads grids as
     ``List(List(Value("int8")))``, not ``LargeList``, through the card and from the files alone."""

@@ -25,6 +25,8 @@ import functools
 import io
 import itertools
 import json
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,6 +51,23 @@ POLARS_MIN_ROWS = 2_000
 PARQUET_FORMAT = 3
 #: zstd level of every shard: as fast as any codec, within 1 % of level 3's size.
 ZSTD_LEVEL = 1
+#: Options of polars' allocator (jemalloc, ``_RJEM_MALLOC_CONF`` when polars loads, unless already
+#: set; polars appends it to its own defaults, 0.5 s dirty and 1 s muzzy): hand freed pages back to
+#: the system after 0.1 s. With polars' defaults a C-ARC build kept about 40 MB of freed row groups
+#: (``benchmarks/bench_build.py carc``); giving them back at once (0 ms) saves 30-40 MB more but
+#: costs a quarter more CPU time, in page faults.
+POLARS_MALLOC_CONF = "dirty_decay_ms:100,muzzy_decay_ms:0"
+#: Threads of polars' pool (``POLARS_MAX_THREADS`` when polars loads, unless already set). A build's
+#: parallelism is its worker processes (``--workers``): polars' own threads, one per core in every
+#: worker, would oversubscribe the cores and each hold row-group buffers of its own. One thread
+#: costs the same CPU time and about 30 MB less at the peak of a C-ARC build; a ``--workers 1``
+#: build takes longer on the wall clock (encoding no longer overlaps sampling).
+POLARS_THREADS = 1
+#: glibc's mmap threshold in a process that loads polars: arrays of 1 MB and more are mapped and
+#: unmapped, not kept in malloc's arenas. glibc raises the threshold (up to 32 MB) each time such an
+#: array is freed, and the row groups that polars pulls on threads of its own (each with its own
+#: arena) then left 25-45 MB of holes in those arenas.
+MMAP_THRESHOLD = 1 << 20
 
 
 def read_stamp(path: Path) -> tuple[dict | None, dict[str, int]]:
@@ -146,7 +165,7 @@ def _write_polars(target, schema, tables: Iterator, stats: dict | None, group_ro
     ours, so the footer gets the Arrow schema pyarrow writes for ``schema`` (``ARROW:schema``:
     ``schema`` serialised, base64) and ``schema``'s metadata, in pyarrow's order.
     """
-    import polars as pl
+    pl = _polars()
     from polars.io.plugins import register_io_source
 
     plain = schema.remove_metadata()
@@ -199,9 +218,32 @@ class _Output(io.RawIOBase):
 
 
 def _polars_schema(schema):
-    import polars as pl
+    return _polars().from_arrow(schema.empty_table()).schema
 
-    return pl.from_arrow(schema.empty_table()).schema
+
+@functools.cache
+def _polars():
+    """polars, loaded with :data:`POLARS_THREADS` threads and the allocator settings of
+    :data:`POLARS_MALLOC_CONF` and :data:`MMAP_THRESHOLD` (none changes a byte: the memory and the
+    wall time only). A process that loaded polars before its first shard keeps polars' settings."""
+    os.environ.setdefault("_RJEM_MALLOC_CONF", POLARS_MALLOC_CONF)
+    os.environ.setdefault("POLARS_MAX_THREADS", str(POLARS_THREADS))
+    if sys.platform.startswith("linux"):
+        _set_mmap_threshold(MMAP_THRESHOLD)
+    import polars
+
+    return polars
+
+
+def _set_mmap_threshold(size: int) -> None:
+    """Fix glibc malloc's mmap threshold at ``size`` bytes (nothing happens on another C library)."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return
+    mallopt(-3, size)  # M_MMAP_THRESHOLD
 
 
 @functools.cache

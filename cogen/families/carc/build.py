@@ -150,7 +150,9 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         _add_stats(stats, batch.causes, int(np.count_nonzero(retries)))
         first = task.start + offset
         ids = [f"{task.config}-{task.split}-{first + i}" for i in range(len(batch))]
-        yield rows_table(batch_rows(batch, job.kind), ids)
+        table = rows_table(batch_rows(batch, job.kind), ids)
+        del batch  # a gathered copy of the episodes: not held while the writer encodes the row group
+        yield table
 
 
 def static_episodes(setting: CarcSetting):
