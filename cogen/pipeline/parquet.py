@@ -53,14 +53,14 @@ PARQUET_FORMAT = 3
 ZSTD_LEVEL = 1
 #: Options of polars' allocator (jemalloc, ``_RJEM_MALLOC_CONF`` when polars loads, unless already
 #: set; polars appends it to its own defaults, 0.5 s dirty and 1 s muzzy): hand freed pages back to
-#: the system after 0.1 s. With polars' defaults a C-ARC build kept about 40 MB of freed row groups
-#: (``benchmarks/bench_build.py carc``); giving them back at once (0 ms) saves 30-40 MB more but
-#: costs a quarter more CPU time, in page faults.
+#: the system after 0.1 s. With polars' defaults a build of large rows (about 50 grids each) kept
+#: about 40 MB of freed row groups; giving them back at once (0 ms) saves 30-40 MB more but costs a
+#: quarter more CPU time, in page faults.
 POLARS_MALLOC_CONF = "dirty_decay_ms:100,muzzy_decay_ms:0"
 #: Threads of polars' pool (``POLARS_MAX_THREADS`` when polars loads, unless already set). A build's
 #: parallelism is its worker processes (``--workers``): polars' own threads, one per core in every
-#: worker, would oversubscribe the cores and each hold row-group buffers of its own. One thread
-#: costs the same CPU time and about 30 MB less at the peak of a C-ARC build; a ``--workers 1``
+#: worker, would oversubscribe the cores and each hold row-group buffers of its own. One thread costs
+#: the same CPU time and about 30 MB less at the peak of a build of large rows; a ``--workers 1``
 #: build takes longer on the wall clock (encoding no longer overlaps sampling).
 POLARS_THREADS = 1
 #: glibc's mmap threshold in a process that loads polars: arrays of 1 MB and more are mapped and
