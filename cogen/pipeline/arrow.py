@@ -43,9 +43,11 @@ def grids_column(grids: np.ndarray, sizes: np.ndarray) -> pa.Array:
     if (heights == max_h).all() and (widths == max_w).all():  # every grid fills its buffer: no mask to apply
         cells = numpy_array(grids, pa.int8())
     else:
-        inside = (np.arange(max_h)[None, :, None] < heights[:, None, None]) & \
-                 (np.arange(max_w)[None, None, :] < widths[:, None, None])
-        cells = numpy_array(np.ascontiguousarray(grids)[inside], pa.int8())
+        from cogen.pipeline._corners import gather_corners
+
+        kept = np.empty(int((heights * widths).sum()), np.int8)
+        gather_corners(np.ascontiguousarray(grids, dtype=np.int8), heights, widths, kept)
+        cells = numpy_array(kept, pa.int8())
     rows = pa.ListArray.from_arrays(_offsets(np.repeat(widths, heights)), cells)
     return pa.ListArray.from_arrays(_offsets(heights), rows)
 
