@@ -33,6 +33,8 @@ CPU = torch.device("cpu")
 #: resnet's layers and FiLM, grid-tf vanilla-tf's trunk and more, llada llada-sft's); their siblings compile
 #: with Dynamo and AOTAutograd only (``aot_eager``), the same capture without a second code generation.
 INDUCTOR = ("resnet-film", "grid-tf", "pl-tf", "llada", "mlc")
+#: Every model, MLC (about 3 s a case: its episodes are long) in the slow lane only.
+EVERY_MODEL = [pytest.param(name, marks=pytest.mark.slow) if name == "mlc" else name for name in MODELS]
 #: Relative tolerance of a forced precision's training loss against eager FP32 (first step, tiny models).
 TOLERANCE = {"fp16": 1e-2, "bf16": 4e-2}
 BATCH = 8
@@ -88,7 +90,7 @@ def _finite(record: dict) -> bool:
 
 
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", EVERY_MODEL)
 def test_mixed_precision_step_and_evaluation_match_fp32(workloads, name, precision):
     """FP16 (with GradScaler enabled, as on CUDA) and BF16 autocast, forced on the CPU: the training loss
     of the first update is FP32's within TOLERANCE; the validation pass runs and is finite."""
@@ -172,6 +174,7 @@ def test_a_failing_compile_falls_back_to_eager_in_either_pass(workloads, name, w
     assert all(torch.equal(eager[key], fallen[key]) for key in eager)
 
 
+@pytest.mark.slow
 def test_a_second_shape_compiles_too(monkeypatch):
     """Two LLaDAs of different grid sizes compiled in one process (an in-process suite): the second is a
     recompile of the same code, which must stay static (with dynamic shapes, ``torch.rand`` of a symbolic
@@ -216,7 +219,7 @@ def test_every_training_step_is_one_graph(workloads, name):
     assert explained.graph_break_count == 0 and explained.graph_count == 1, explained.break_reasons
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", EVERY_MODEL)
 def test_no_host_sync_in_an_update_or_an_evaluation_batch(workloads, name):
     """Counted by HostSyncs (every ATen op that makes a GPU wait for the host): none in an optimiser update
     on the GPU's default path (FP16, GradScaler, fused AdamW, the schedule on the device), none in an
