@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["Grids", "grids_column", "names_column", "numpy_array", "padded_rows_column", "pairs_column", "read_grids",
-           "read_lists", "string_array"]
+__all__ = ["Grids", "grids_column", "names_column", "numbered_strings", "numpy_array", "padded_rows_column",
+           "pairs_column", "read_grids", "read_lists", "string_array"]
 
 
 def numpy_array(values: np.ndarray, type_: pa.DataType) -> pa.Array:
@@ -28,6 +28,29 @@ def string_array(strings) -> pa.Array:
     offsets = np.zeros(len(encoded) + 1, np.int32)
     np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
     return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def numbered_strings(prefix: str, start: int, count: int) -> pa.Array:
+    """``string`` array of ``f"{prefix}{i}"`` for ``i`` in ``range(start, start + count)`` (``start >= 0``),
+    written digit by digit into one buffer instead of formatting and encoding a string per row."""
+    head = np.frombuffer(prefix.encode(), np.uint8)
+    numbers = np.arange(start, start + count, dtype=np.int64)
+    digits = np.ones(count, np.int64)
+    power = 10
+    while count and power <= numbers[-1]:
+        digits += numbers >= power
+        power *= 10
+    offsets = np.zeros(count + 1, np.int64)
+    np.cumsum(len(head) + digits, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), np.uint8)
+    data[(offsets[:-1, None] + np.arange(len(head))).reshape(-1)] = np.tile(head, count)
+    ends, rest = offsets[1:] - 1, numbers.copy()
+    for place in range(int(digits.max(initial=0))):
+        has = digits > place
+        data[ends[has] - place] = 48 + rest[has] % 10  # ASCII '0' + the digit
+        rest //= 10
+    return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets.astype(np.int32)),
+                                                      pa.py_buffer(data)])
 
 
 def _offsets(lengths: np.ndarray) -> pa.Array:

@@ -105,18 +105,18 @@ def _table(task: ShardTask, start: int, rows: dict):
     from cogen.pipeline.arrow import (
         grids_column,
         names_column,
+        numbered_strings,
         numpy_array,
         padded_rows_column,
         pairs_column,
-        string_array,
     )
 
     names = _names_by_token()
     n = len(rows["ok"])
     counts = rows["n_objects"].astype(np.int64)
-    ids = [f"{task.config}-{task.split}-{i}" for i in range(start, start + n)]
+    prefix = f"{task.config}-{task.split}-"
     table = pa.table({
-        "id": string_array(ids),
+        "id": numbered_strings(prefix, start, n),
         "input": grids_column(rows["inputs"], rows["sizes"]),
         "output": grids_column(rows["outputs"], rows["sizes"]),
         "transformations": names_column(rows["sequences"].astype(np.int64), names),
@@ -138,6 +138,7 @@ def _table(task: ShardTask, start: int, rows: dict):
             table = table.append_column("object_boxes", boxes).append_column("object_grids", grids)
     if task.payload.render is not None:
         for name in ("input", "output"):
+            ids = [f"{prefix}{i}" for i in range(start, start + n)]
             table = table.append_column(f"{name}_image", _images(rows[f"{name}s"], rows["sizes"], ids, name,
                                                                  task.payload.render))
     return table
