@@ -112,12 +112,13 @@ def triplet_strings(types: np.ndarray) -> list[str]:
     return [triplet_name([TRANSFORMATIONS[t] for t in row]) for row in types.tolist()]
 
 
-def rows_table(rows: RowData, ids: list[str]):
-    """The Arrow table of ``rows`` (the columns of :data:`COLUMNS`, plus shots when present)."""
+def rows_table(rows: RowData, ids):
+    """The Arrow table of ``rows`` (the columns of :data:`COLUMNS`, plus shots when present); ``ids`` is
+    the ``id`` column, an Arrow ``string`` array."""
     import pyarrow as pa
 
     columns = {
-        "id": pa.array(ids, pa.string()),
+        "id": ids,
         "episode": pa.array(rows.episode, pa.int64()),
         "study_inputs": grids_column(rows.study[:, :, 0]),
         "study_outputs": grids_column(rows.study[:, :, 1]),

@@ -64,6 +64,13 @@ class ShardTask:
                    count=1, start=start, stop=stop, fingerprint=manifest["fingerprint"],
                    columns=tuple(manifest["columns"].items()), payload=payload)
 
+    def ids(self, start: int, count: int):
+        """The ``id`` column (an Arrow ``string`` array) of rows ``start`` to ``start + count - 1`` of the
+        task's split: ``{config}-{split}-{index}``, the one id rule of every family."""
+        from cogen.pipeline.arrow import numbered_strings
+
+        return numbered_strings(f"{self.config}-{self.split}-", start, count)
+
     @property
     def relpath(self) -> str:
         """Path of the shard inside the output folder."""

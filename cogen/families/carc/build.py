@@ -139,7 +139,7 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         episodes = static_episodes(job.setting)
         rows = _static_rows(job.setting, episodes)[job.split]
         _add_stats(stats, episodes.causes, 0)
-        yield rows_table(rows, [f"{task.config}-{task.split}-{i}" for i in range(len(rows))])
+        yield rows_table(rows, task.ids(0, len(rows)))
         return
     source = job.sampler if job.cache is None else CachedEpisodes(job.sampler, job.cache)
     for offset in range(0, len(job.episodes), EPISODE_GROUP_ROWS):
@@ -149,8 +149,7 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
             batch = source.generate(episodes, retries).require_ok()
         _add_stats(stats, batch.causes, int(np.count_nonzero(retries)))
         first = task.start + offset
-        ids = [f"{task.config}-{task.split}-{first + i}" for i in range(len(batch))]
-        table = rows_table(batch_rows(batch, job.kind), ids)
+        table = rows_table(batch_rows(batch, job.kind), task.ids(first, len(batch)))
         del batch  # a gathered copy of the episodes: not held while the writer encodes the row group
         yield table
 

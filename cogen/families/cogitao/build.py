@@ -105,7 +105,6 @@ def _table(task: ShardTask, start: int, rows: dict):
     from cogen.pipeline.arrow import (
         grids_column,
         names_column,
-        numbered_strings,
         numpy_array,
         padded_rows_column,
         pairs_column,
@@ -114,9 +113,8 @@ def _table(task: ShardTask, start: int, rows: dict):
     names = _names_by_token()
     n = len(rows["ok"])
     counts = rows["n_objects"].astype(np.int64)
-    prefix = f"{task.config}-{task.split}-"
     table = pa.table({
-        "id": numbered_strings(prefix, start, n),
+        "id": task.ids(start, n),
         "input": grids_column(rows["inputs"], rows["sizes"]),
         "output": grids_column(rows["outputs"], rows["sizes"]),
         "transformations": names_column(rows["sequences"].astype(np.int64), names),
@@ -138,7 +136,7 @@ def _table(task: ShardTask, start: int, rows: dict):
             table = table.append_column("object_boxes", boxes).append_column("object_grids", grids)
     if task.payload.render is not None:
         for name in ("input", "output"):
-            ids = [f"{prefix}{i}" for i in range(start, start + n)]
+            ids = task.ids(start, n).to_pylist()
             table = table.append_column(f"{name}_image", _images(rows[f"{name}s"], rows["sizes"], ids, name,
                                                                  task.payload.render))
     return table

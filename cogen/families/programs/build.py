@@ -90,15 +90,16 @@ def _texts(cells: np.ndarray, width: int, row: int | None = None):
     return pa.Array.from_buffers(pa.string(), count, [None, offsets, data])
 
 
-def rows_table(batch: FunctionBatch, ids: list[str]):
-    """The rows of ``batch`` as an Arrow table with :data:`COLUMNS`."""
+def rows_table(batch: FunctionBatch, ids):
+    """The rows of ``batch`` as an Arrow table with :data:`COLUMNS`; ``ids`` is the ``id`` column, an
+    Arrow ``string`` array."""
     import pyarrow as pa
 
     n = len(batch)
     outputs = batch.outputs()
     inputs = pa.array(list(INPUTS) * n, pa.string())
     columns = {
-        "id": pa.array(ids, pa.string()),
+        "id": ids,
         "setting": pa.array([batch.setting] * n, pa.string()),
         "inputs": _nested(inputs, (n, SAMPLES)),
         "outputs": _nested(_texts(outputs, CELLS, SIZE), (n, SAMPLES)),
@@ -119,8 +120,7 @@ def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
         retries = job.retries[offset: offset + ROW_GROUP_ROWS]
         stats["accepted"] = stats.get("accepted", 0) + len(indices)
         stats["regenerated"] = stats.get("regenerated", 0) + int(np.count_nonzero(retries))
-        yield rows_table(sample(job.kind, job.stream, indices, retries),
-                         [f"{task.config}-{task.split}-{i}" for i in indices.tolist()])
+        yield rows_table(sample(job.kind, job.stream, indices, retries), task.ids(task.start + offset, len(indices)))
 
 
 def function_retries(kind: str, stream: int, count: int) -> np.ndarray:
