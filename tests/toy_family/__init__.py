@@ -23,5 +23,5 @@ TOY = Family(
     viewer="toy_family.view",
     column_notes=MappingProxyType({"id": "config, split and index", "input": "a random grid",
                                    "output": "the input mirrored left to right"}),
-    eval_help=MappingProxyType({}),
+    reply_parser="cogen.llm.parse:parse_reply",
 )

@@ -29,5 +29,13 @@ def score(split, raw):
             "errors": {"format": n - valid, "other": valid - sum(right)}}
 
 
+def sample_scores(split, raw):
+    predictions, problems, _ = align_predictions(raw, expected_ids(split))
+    targets = stack_column(split.table.column("output"))[0]
+    return [{"id": name, "valid": problems[k] is None, "error": problems[k],
+             "correct": problems[k] is None and np.array_equal(predictions.grid(k), targets.grid(k))}
+            for k, name in enumerate(expected_ids(split))]
+
+
 def summary_rows(metrics):
     return []
