@@ -44,7 +44,7 @@ def _default_text(option: Option) -> str:
     if option.default is None or (option.type is bool and not option.negatable and option.default is False):
         return ""
     value = ("on" if option.default else "off") if option.type is bool else option.default
-    return f" Default: {value}."
+    return f" ({value} when not given)"
 
 
 def _help(pairs: list[tuple[Family, Option]]) -> str:
@@ -95,13 +95,31 @@ def with_family_options(*commands: str, records: Iterable[Family] | None = None,
         @functools.wraps(func)
         def command(**values):
             given = {p.name: values.pop(p.name) for p in extra}
-            return func(**values, family_options={k: v for k, v in given.items() if v is not None and v is not False})
+            given = {k: v for k, v in given.items() if v is not None and v is not False}
+            for name, value in given.items():
+                _check_early(value, declared[name])
+            return func(**values, family_options=given)
 
         params = [p for p in own.parameters.values() if p.name != "family_options"]
         command.__signature__ = own.replace(parameters=params + extra)
         return command
 
     return decorate
+
+
+def _check_early(value: Any, pairs: list[tuple[Family, Option]]) -> None:
+    """Refuse a value that no family declaring the option would take, before any data is read (which
+    family's rules apply is known only then)."""
+    from cogen.errors import CogenError
+
+    reasons = []
+    for _, option in pairs:
+        try:
+            option.check(value)
+            return
+        except CogenError as error:
+            reasons.append(str(error))
+    raise typer.BadParameter(reasons[0])
 
 
 def warn_given(options: dict[str, Any], note: Callable[[str], None]) -> None:

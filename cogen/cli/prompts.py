@@ -49,9 +49,10 @@ def export(
 @app.command("run", epilog=examples(
     "cogen prompts run -d cogen-data -c C3-1 -s test_ood --base-url http://localhost:8000/v1 -m Qwen/Qwen2.5-7B-Instruct "
     "-o runs/qwen-c3-1",
-    "OPENROUTER_API_KEY=... cogen prompts run -d cogen-data -c C3-1 --base-url https://openrouter.ai/api/v1 "
-    "-m openai/gpt-4o --api-key-env OPENROUTER_API_KEY --attempts 2 -o runs/gpt-4o",
-    "cogen prompts run ... --dry-run          # the requests and tokens a run would cost, nothing sent"))
+    "cogen prompts run -d cogen-data -c C3-1 --base-url https://openrouter.ai/api/v1 -m openai/gpt-4o "
+    "--api-key-env OPENROUTER_API_KEY --attempts 2 -o runs/gpt-4o",
+    "cogen prompts run -d cogen-data -c C3-1 --base-url https://openrouter.ai/api/v1 -m openai/gpt-4o "
+    "--attempts 2 -o runs/gpt-4o --dry-run"))
 @with_family_options("prompts", "eval")
 def run(
     data: DataOpt,
@@ -60,11 +61,11 @@ def run(
     model: Annotated[str, typer.Option("--model", "-m", help="The model name the server knows.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder of the run: prompts.jsonl, replies.jsonl, predictions.jsonl, run.json, metrics.json; running the command again resumes it.")],
     split: SplitOpt = "test_ood",
-    api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Environment variable holding the API key (never written anywhere). Default: OPENAI_API_KEY when set, else no key.")] = None,
+    api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Environment variable holding the API key (never written anywhere).", show_default="OPENAI_API_KEY when set, else no key")] = None,
     concurrency: Annotated[int, typer.Option(help="Requests in flight at once.", callback=number("--concurrency", 1, 1024))] = 8,
     attempts: Annotated[int, typer.Option(help="Times each prompt is asked; 2 scores ARC-style pass@2 beside pass@1.", callback=number("--attempts", 1, 100))] = 1,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Reply tokens at most (the request's max_tokens). Default: the server's.", callback=number("--max-tokens", 1))] = None,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature. Default: the server's (the papers used the APIs' defaults).", callback=number("--temperature", 0, 2))] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Reply tokens at most (the request's max_tokens).", show_default="the server's", callback=number("--max-tokens", 1))] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature (the papers used the APIs' defaults).", show_default="the server's", callback=number("--temperature", 0, 2))] = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="Another field of the request body, NAME=VALUE (VALUE read as JSON when it is JSON), e.g. --param top_p=1 --param reasoning_effort=low; repeatable.")] = None,
     limit: Annotated[int | None, typer.Option(help="Ask only the first N prompts (a later run with a larger --limit asks the rest).", callback=number("--limit", 1))] = None,
     request_timeout: Annotated[float, typer.Option("--request-timeout", help="Seconds to wait for a server's answer before asking again.", callback=number("--request-timeout", above=0))] = 600.0,

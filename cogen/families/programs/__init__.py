@@ -52,8 +52,8 @@ FAMILY = Family(
         Option("explain", "print each combination and output value counted, with its source line.", ("eval",),
                bool, default=False),
         Option("unsafe", "run the programs without kernel isolation, where bubblewrap is unavailable: they can "
-                         "then read and change your files. Only for programs you trust. Default: the environment variable "
-                         "COGEN_UNSAFE_RUN_UNTRUSTED_CODE.", EVAL, bool,
+                         "then read and change your files. Only for programs you trust. When not given: the environment "
+                         "variable COGEN_UNSAFE_RUN_UNTRUSTED_CODE.", EVAL, bool,
                flag="--unsafe-run-untrusted-code",
                warning="running untrusted code WITHOUT isolation (--unsafe-run-untrusted-code): it can read and "
                        "change your files"),
