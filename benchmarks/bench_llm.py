@@ -3,6 +3,7 @@
     python benchmarks/bench_llm.py clients            # the HTTP client choice: stdlib vs httpx vs openai
     python benchmarks/bench_llm.py runner             # cogen prompts run at --concurrency 1, 8, 32
     python benchmarks/bench_llm.py inspect            # the same prompts through Inspect AI's eval
+    python benchmarks/bench_llm.py resume             # a run stopped at half and resumed: the server's log
     python benchmarks/bench_llm.py                    # all three
     python benchmarks/bench_llm.py --smoke            # every section, tiny, in seconds
 
@@ -14,6 +15,7 @@ per 1,000 replies, and replies per second of wall time. ``clients`` posts ``--re
 client; ``runner`` and ``inspect`` send the prompts of a real split (``--data``/``--config``/``--split``,
 or a small COGITAO build made in a temporary folder), each in a fresh output folder, and report the
 sending phase (``run.json``'s ``timing``) beside the whole command. Numbers are medians of ``--repeats``.
+``--smoke`` sends a tiny programs build (no compiled kernels to load) once at one concurrency.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ experiments:
     in_domain: {sequences: [[rot90], [translate_up], [mirror_horizontal], [rot90, translate_up]]}
     out_of_domain: {sequences: [[translate_up, mirror_horizontal]]}
 """
+
+SMOKE_SPEC = "setting: sm\nfamily: programs\nseed: 1\nfunctions: 4\nsettings: [horizontal]\n"
 
 
 # ---------------------------------------------------------------- the stand-in server
@@ -89,7 +93,7 @@ kind, url, n, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.
 prompt = sys.argv[5]
 start = time.perf_counter()
 if kind == "stdlib":
-    from cogen.llm.chat import ChatClient
+    from cogen.llm.client import ChatClient
 elif kind.startswith("httpx"):
     import httpx
 else:
@@ -142,6 +146,7 @@ print(json.dumps({"import_s": imported, "send_s": time.perf_counter() - start - 
 '''
 
 CLIENTS = ("stdlib", "httpx", "openai", "httpx-async", "openai-async")
+SMOKE_CLIENTS = ("stdlib", "httpx")
 
 
 def bench_clients(args) -> None:
@@ -149,10 +154,10 @@ def bench_clients(args) -> None:
           f"{args.concurrency}, server delay {args.delay} s (median of {args.repeats})")
     print("| client | import s | replies/s | CPU-s per 1,000 replies (whole process) |")
     print("|---|---:|---:|---:|")
-    results = {kind: [] for kind in CLIENTS}
+    results = {kind: [] for kind in (SMOKE_CLIENTS if args.smoke else CLIENTS)}
     with Server(args.delay) as server:
         for _ in range(args.repeats):
-            for kind in CLIENTS:  # interleaved: every repeat runs each client once
+            for kind in results:  # interleaved: every repeat runs each client once
                 wall, cpu, out = _child([sys.executable, "-c", CLIENT_CODE, kind, server.url, str(args.requests),
                                          str(args.concurrency), PROMPT], {"PYTHONPATH": str(ROOT)})
                 found = json.loads(out)
@@ -167,6 +172,11 @@ def _data(args, workdir: Path) -> tuple[str, str, str]:
     if args.data:
         return args.data, args.config, args.split
     spec = workdir / "tiny.yaml"
+    if args.smoke:  # a programs build needs no compiled kernels: the smoke run takes seconds
+        spec.write_text(SMOKE_SPEC)
+        subprocess.run([sys.executable, "-m", "cogen", "build", "--config", str(spec), "--out", str(workdir / "data"),
+                        "--workers", "1"], check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        return str(workdir / "data"), "sm-horizontal", "test"
     spec.write_text(TINY_SPEC.replace("SIZE", str(args.rows)))
     subprocess.run([sys.executable, "-m", "cogen", "build", "--config", str(spec), "--out", str(workdir / "data"),
                     "--workers", "1"], check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -183,7 +193,8 @@ def _answers(data: str, config: str, split: str, workdir: Path) -> Path:
 
     made = make_prompts(data, config, split)
     right = dict(baseline_records(read_split(data, config, split), "target", **made.eval_options))
-    answers = {p.prompt: [p.id, format_grid(right[p.id])] for p in made.prompts}
+    grids = made.record.load("reply_parser") is not None
+    answers = {p.prompt: [p.id, format_grid(right[p.id]) if grids else right[p.id]] for p in made.prompts}
     path = workdir / "answers.json"
     path.write_text(json.dumps(answers))
     return path
@@ -195,6 +206,9 @@ def bench_runner(args) -> None:
         data, config, split = _data(args, workdir)
         answers = _answers(data, config, split, workdir)
         count = len(json.loads(answers.read_text()))
+        if not args.runner:
+            return _bench_inspect(args, data, config, split, workdir, server_delay=args.delay, answers=answers,
+                                  count=count)
         print(f"## cogen prompts run: {count} prompts of {config} {split}, server delay {args.delay} s "
               f"(median of {args.repeats})")
         print("| concurrency | replies/s (sending) | CPU-s per 1,000 replies (sending) | whole command: wall s | "
@@ -225,7 +239,8 @@ from inspect_ai import eval as inspect_eval
 from cogen.llm.inspect_tasks import family_task
 data, config, split, concurrency, logs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 start = time.process_time(); wall = time.perf_counter()
-task = family_task("cogitao")(data=data, config=config, split=split)
+from cogen.folder import read_split
+task = family_task(read_split(data, config, split).family)(data=data, config=config, split=split)
 log, = inspect_eval(task, model="openai-api/standin/stand-in", max_connections=concurrency, log_dir=logs,
                     display="none", max_retries=0)
 assert log.status == "success", log.status
@@ -255,9 +270,57 @@ def _bench_inspect(args, data, config, split, workdir, server_delay, answers, co
         print(f"| {concurrency} | {rate:,.0f} | {cpu:.2f} | {wall:.2f} | {total:.2f} |")
 
 
+def bench_resume(args) -> None:
+    """A run stopped at about half (SIGINT, as Ctrl-C, then SIGKILL) and resumed: the stand-in's log, per id."""
+    import collections
+    import signal
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        data, config, split = _data(args, workdir)
+        answers = _answers(data, config, split, workdir)
+        names = [name for name, _ in json.loads(answers.read_text()).values()][: args.resume_prompts]
+        print(f"## A run stopped at about half and resumed: {len(names)} prompts of {config} {split}, concurrency 8, "
+              f"server delay {args.resume_delay} s")
+        for stop in (signal.SIGINT, signal.SIGKILL):
+            log, out = workdir / f"server-{stop.name}.jsonl", workdir / f"run-{stop.name}"
+            command = [sys.executable, "-m", "cogen", "prompts", "run", "-d", data, "-c", config, "-s", split,
+                       "--model", "stand-in", "--out", str(out), "--concurrency", "8", "--no-progress",
+                       "--limit", str(len(names))]
+            env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            with Server(args.resume_delay, answers, log) as server:
+                first = subprocess.Popen([*command, "--base-url", server.url], stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True, env=env)
+                replies = out / "replies.jsonl"
+                while first.poll() is None and not (replies.exists() and
+                                                    replies.read_bytes().count(b"\n") >= len(names) // 2):
+                    time.sleep(0.02)
+                kept_at_stop = replies.read_bytes().count(b"\n")
+                first.send_signal(stop)
+                _, err = first.communicate()
+                stopped_at = time.time()
+                second = subprocess.run([*command, "--base-url", server.url], capture_output=True, text=True, env=env)
+            entries = [json.loads(line) for line in log.read_text().splitlines()]
+            before = [e for e in entries if e["t"] <= stopped_at]
+            answered = collections.Counter(e["id"] for e in entries if e["status"] == 200)
+            kept = [json.loads(line) for line in (out / "replies.jsonl").read_text().splitlines()]
+            print(f"\n{stop.name} after {kept_at_stop} replies: exit {first.returncode}"
+                  + (f" ({err.strip().splitlines()[-1]})" if err.strip() else ""))
+            print(f"  first run: {len(before)} requests answered; the resumed run (exit {second.returncode}): "
+                  f"{len(entries) - len(before)} requests")
+            print(f"  answers per id over both runs: {dict(sorted(collections.Counter(answered.values()).items()))} "
+                  f"(count: ids); ids never answered: {len(set(names) - set(answered))}")
+            print(f"  replies.jsonl: {len(kept)} lines, {len({r['id'] for r in kept})} distinct ids; "
+                  f"asked twice: {sorted(name for name, n in answered.items() if n > 1)}")
+            print("  server log around the stop (t, id, status):")
+            around = [k for k, e in enumerate(entries) if e["t"] > stopped_at][:1] or [len(entries)]
+            for e in entries[max(0, around[0] - 3): around[0] + 3]:
+                print(f"    {e['t']:.3f} {e['id']} {e['status']}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("section", nargs="?", default="all", choices=("all", "clients", "runner", "inspect"))
+    parser.add_argument("section", nargs="?", default="all", choices=("all", "clients", "runner", "inspect", "resume"))
     parser.add_argument("--smoke", action="store_true", help="every section, tiny, in seconds")
     parser.add_argument("--requests", type=int, default=2000, help="requests per client (clients)")
     parser.add_argument("--concurrency", type=int, default=8, help="threads or tasks per client (clients)")
@@ -266,19 +329,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rows", type=int, default=1000, help="test_ood rows of the small build made when no --data")
     parser.add_argument("--data", help="a built dataset folder (default: a small COGITAO build in a temporary folder)")
+    parser.add_argument("--resume-prompts", type=int, default=200, help="prompts of the stopped run (resume)")
+    parser.add_argument("--resume-delay", type=float, default=0.05, help="server delay of the stopped run (resume)")
     parser.add_argument("--config", default="L-1")
     parser.add_argument("--split", default="test_ood")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.requests, args.repeats, args.rows, args.levels = 20, 1, 8, [1, 4]
+        args.requests, args.repeats, args.levels, args.resume_prompts = 20, 1, [4], 4
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} CPUs; python {sys.version.split()[0]}\n")
     if args.section in ("all", "clients"):
         bench_clients(args)
         print()
     args.inspect = args.section in ("all", "inspect")
+    args.runner = args.section in ("all", "runner")
     if args.section in ("all", "runner", "inspect"):
         bench_runner(args)
+    if args.section in ("all", "resume"):
+        print()
+        bench_resume(args)
 
 
 if __name__ == "__main__":

@@ -189,8 +189,9 @@ def _show_run(result: dict, out: Path, json_output: bool, breakdown: bool) -> No
     if counts["missing"]:
         from cogen.errors import EvalError
 
+        failed = result.get("failed") or [{"id": "?", "error": "no reply"}]
         raise EvalError(f"{counts['missing']:,} requests got no reply after their retries (first: "
-                        f"{result['failed'][0]['id']}: {result['failed'][0]['error']}); they count as missing "
+                        f"{failed[0]['id']}: {failed[0]['error']}); they count as missing "
                         "predictions above; run the same command again to ask for them")
 
 

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from cogen.errors import CogenError, EvalError, Interrupted, os_error_text
-from cogen.llm.chat import ChatClient, ChatError, Completion
+from cogen.llm.client import ChatClient, ChatError, Completion
 from cogen.llm.scoring import prediction_line, split_options
 
 __all__ = ["RUN_FILES", "RunSettings", "estimate_tokens", "identity", "read_replies", "run_prompts", "user_content"]
