@@ -6,7 +6,7 @@
 * :func:`parse_reply`, :func:`parse_replies`  replies -> a predictions file for ``cogen eval``
 * :func:`export_prompts`   the prompts of one split written as JSONL (:func:`make_prompts`: the same prompts)
 * :mod:`cogen.llm.run`     ``cogen prompts run``: every prompt sent to an OpenAI-compatible server, each
-  reply kept once, the run scored (:mod:`cogen.llm.chat`: the HTTP client)
+  reply kept once, the run scored (:mod:`cogen.llm.client`: the HTTP client)
 * :mod:`cogen.llm.inspect_tasks`  the same prompts and scores as Inspect AI tasks, one per family
 
 The reply protocol, the task-code mapping and the example-selection rule are documented in
