@@ -133,10 +133,14 @@ ROOT = PACKAGE.parent
 ALSO_CALLED = ("C-ARC",)
 
 
+#: Generic text that is not Python: the dataset-card template every card is rendered from.
+GENERIC_TEXTS = (ROOT / "hub_card.md",)
+
+
 def generic_files() -> list[Path]:
-    """Every Python file of the generic packages and of ``cogen_baselines``."""
+    """Every Python file of the generic packages and of ``cogen_baselines``, and the card template."""
     folders = [PACKAGE / name for name in GENERIC_PACKAGES] + [ROOT / "cogen_baselines"]
-    return sorted(path for folder in folders if folder.is_dir() for path in folder.rglob("*.py"))
+    return sorted(path for folder in folders if folder.is_dir() for path in folder.rglob("*.py")) + list(GENERIC_TEXTS)
 
 
 def family_words(families) -> re.Pattern:
@@ -179,7 +183,8 @@ def family_mentions(path: Path, families, root: Path = ROOT) -> list[tuple[str, 
     lines = source.splitlines()
     pattern = family_words(families)
     numbers = {number for number, line in enumerate(lines, 1) if pattern.search(line)}
-    numbers |= set(family_comparisons(source))
+    if path.suffix == ".py":
+        numbers |= set(family_comparisons(source))
     name = path.relative_to(root).as_posix()
     return [(name, number, lines[number - 1].strip()) for number in sorted(numbers)]
 

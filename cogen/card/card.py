@@ -1,6 +1,7 @@
 """Render the dataset card (``README.md``) of a build folder from its manifests and ``hub_card.md``.
 
-The YAML header lists every config in the folder (``configs:``, one ``default``) with
+The YAML header lists every config in the folder (``configs:``, one ``default``: the first family's
+headline config, :func:`cogen.card.snippets.default_config`) with
 ``dataset_info`` from the real row counts — ``datasets`` checks ``num_examples`` on load, so
 they must come from the shards actually written, never from the spec.
 """
@@ -59,10 +60,13 @@ def card_header(manifests: dict[str, dict], settings: CardSettings = DEFAULT_SET
     """
     from huggingface_hub import DatasetCardData
 
+    from cogen.card.snippets import default_config
+
+    default = default_config(manifests)
     configs = []
-    for position, (name, manifest) in enumerate(manifests.items()):
+    for name, manifest in manifests.items():
         entry = {"config_name": name}
-        if position == 0:
+        if name == default:
             entry["default"] = True
         entry["data_files"] = [{"split": split, "path": split_pattern(name, split)} for split in manifest["splits"]]
         configs.append(entry)
