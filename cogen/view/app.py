@@ -40,7 +40,7 @@ def _first_id(path: Path) -> str | None:
         for line in lines:
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: a format error
                 continue
             if isinstance(record, dict) and isinstance(record.get("id"), str):
                 return record["id"]

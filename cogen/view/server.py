@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import socket
+import sys
 import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -60,6 +61,15 @@ class ViewServer(ThreadingHTTPServer):
     def __init__(self, app: ViewApp, port: int = 0):
         self.app, self.assets = app, _assets()
         super().__init__((HOST, port), _Handler)
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that resets or drops its connection (a closed tab, a cancelled fetch) is no error of the
+        server's: ignored in silence. Anything else is one line on stderr, never a traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        print(f"cogen view: a request from {client_address[0]} failed ({type(error).__name__}: {error})",
+              file=sys.stderr, flush=True)
 
     @property
     def url(self) -> str:
