@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 
-from cogen.errors import CogenError
+from cogen.errors import CogenError, DataError
 from cogen.view.app import ViewApp
 from cogen.view.source import FolderSource, safe_relpath
 
@@ -47,6 +47,21 @@ def _assets() -> dict[str, bytes]:
     """The page's files, read once from the package (``cogen/view/static``)."""
     folder = resources.files("cogen.view") / "static"
     return {entry.name: entry.read_bytes() for entry in folder.iterdir() if entry.is_file()}
+
+
+def _required(query: dict, name: str) -> str:
+    """A parameter the request must carry (a clear 400 when it does not, never a raw ``KeyError``)."""
+    value = query.get(name, [""])[0]
+    if not value:
+        raise DataError(f"the request names no {name}")
+    return value
+
+
+def _number(one: dict, name: str, default: int) -> int:
+    try:
+        return int(one.get(name, default))
+    except ValueError:
+        raise DataError(f"{name} must be a whole number, not {one[name][:40]!r}") from None
 
 
 def _flag(query: dict, name: str) -> bool:
@@ -140,8 +155,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._route(path, query)
         except CogenError as error:
             self._error(HTTPStatus.BAD_REQUEST, str(error))
-        except (ValueError, KeyError) as error:
-            self._error(HTTPStatus.BAD_REQUEST, f"bad request ({type(error).__name__}: {error})")
+        except ValueError as error:
+            self._error(HTTPStatus.BAD_REQUEST, f"bad request: {error}")
 
     def _route(self, path: str, query: dict) -> None:
         if path in ("/", "/index.html"):
@@ -179,12 +194,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(self.server.app.info())
 
     def _filters(self, query: dict) -> None:
-        self._json(self.server.app.filters(query["config"][0], query["split"][0]))
+        self._json(self.server.app.filters(_required(query, "config"), _required(query, "split")))
 
     def _rows(self, query: dict) -> None:
         one = {name: values[0] for name, values in query.items()}
         chosen = {name[len("f."):]: value for name, value in one.items() if name.startswith("f.") and value}
         self._json(self.server.app.page(
-            one["config"], one["split"], offset=int(one.get("offset", 0)), limit=int(one.get("limit", 12)),
-            chosen=chosen, wrong_only=_flag(query, "wrong"), error=one.get("error") or None,
-            row_id=one.get("id") or None))
+            _required(query, "config"), _required(query, "split"), offset=_number(one, "offset", 0),
+            limit=_number(one, "limit", 12), chosen=chosen, wrong_only=_flag(query, "wrong"),
+            error=one.get("error") or None, row_id=one.get("id") or None))
