@@ -3,6 +3,8 @@
 //
 // The page's state (config, split, domain, filters, wrong-only, error type, page, focused row) lives in
 // the address: every change pushes it, so Back, reload and a shared link open the same view.
+// body[data-ready] is set when a split's first page and filters are drawn, body[data-scored] once its
+// predictions' verdicts are drawn too (at once when the split has none), body[data-loaded] at every answer.
 "use strict";
 
 const PAGE = 12;
@@ -310,8 +312,9 @@ async function refreshFilters() {
     drawOverview(filters.predictions);
     if (filters.predictions && filters.predictions.pending) {
       pendingTimer = setTimeout(refreshFilters, 1000);
-    } else if (filters.predictions && !state.scored) {
-      await loadRows();                         // scored now: draw the verdicts
+    } else {
+      if (filters.predictions && !state.scored) await loadRows();  // scored now: draw the verdicts
+      document.body.dataset.scored = asked;
     }
   } catch (error) {
     say(error.message);
@@ -323,6 +326,7 @@ async function refreshFilters() {
 async function openSplit() {
   if (pendingTimer) clearTimeout(pendingTimer);
   pendingTimer = null;
+  delete document.body.dataset.scored;
   $("jump").value = state.focus || "";
   $("wrong").checked = state.wrong;
   $("facets").replaceChildren();
@@ -341,7 +345,10 @@ async function openSplit() {
     await first;
     const pending = state.filters.predictions && state.filters.predictions.pending;
     if (pending) pendingTimer = setTimeout(refreshFilters, 1000);
-    else if (state.filters.predictions && !state.scored) await loadRows();  // scored after the first page showed
+    else {
+      if (state.filters.predictions && !state.scored) await loadRows();  // scored after the first page showed
+      document.body.dataset.scored = `${state.config}/${state.split}`;
+    }
   } catch (error) {
     say(error.message);
   }
