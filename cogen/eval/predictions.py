@@ -37,7 +37,7 @@ __all__ = ["GRID_BASELINES", "FormatReport", "RawPredictions", "align_prediction
 #: The trivial predictions :func:`grid_baseline` makes.
 GRID_BASELINES = ("identity", "target", "zeros")
 #: Bytes of a JSONL file parsed at a time.
-BLOCK_BYTES = 1 << 22
+BLOCK_BYTES = 1 << 20
 #: Lines read at a time by the line-by-line reader.
 BLOCK_LINES = 4096
 #: A file whose brackets nest deeper than this is read line by line (Arrow's JSON parser recurses without a
