@@ -23,7 +23,7 @@ FAMILY_FOLDERS = sorted(path.name for path in (PACKAGE / "families").iterdir()
                         if path.is_dir() and (path / "__init__.py").exists())
 #: The layers, bottom first; a unit may import its own layer's units only where listed in SAME_LAYER.
 LAYERS = (
-    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng", "cogen._slots",
+    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen.jit", "cogen.rng", "cogen.slots",
      "cogen.family", "cogen.families", "cogen.palette", "cogen.safe_text"},
     {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.sandbox", "cogen.render"},
     {"cogen.specs"},
@@ -35,7 +35,7 @@ LAYERS = (
     {"cogen.cli", "cogen.__main__"},
 )
 #: Same-layer imports that are part of the design (the lower one listed second).
-SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("cogen.family", "cogen.errors"),
+SAME_LAYER = {("cogen.jit", "cogen.pins"), ("cogen.rng", "cogen.jit"), ("cogen.family", "cogen.errors"),
               ("cogen.bank", "cogen.engine"), ("cogen.llm", "cogen.eval"), ("cogen.stream", "cogen.io"), ("cogen.export", "cogen.io"),
               ("cogen.__main__", "cogen.cli")}
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen._jit import kernel
+from cogen.jit import kernel
 from cogen.engine._kernels import OK, render_scene, run_scene
 
-KERNELS_SHA256 = "0a8d3008c3947e7e531c43cd4bfe07b7810ec158823e1145b56c9c90e0597d26"
+KERNELS_SHA256 = "e27889f81244e9083ffbaf1a61b6ca5018cce0c795022b1cc848bf03822394d9"
 
 # Columns of the int64 ``wanted`` array: compare with the prediction, with the target, check the input.
 WANT_PREDICTION, WANT_TARGET, CHECK_INPUT = 0, 1, 2

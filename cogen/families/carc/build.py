@@ -24,7 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
-from cogen._rng import retry_numbers
+from cogen.rng import retry_numbers
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler, stream_seed, triplet_codes
 from cogen.carc.split import held_out_triplets, split_rows
 from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table

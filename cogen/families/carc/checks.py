@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 
-from cogen._rng import retry_numbers
+from cogen.rng import retry_numbers
 from cogen.carc.episodes import EpisodeSampler
 from cogen.carc.grammar import KINDS, ROTATION_TYPE_8, Variant, triplet_name
 from cogen.carc.split import held_out_triplets

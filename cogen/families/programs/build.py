@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cogen._rng import retry_numbers
+from cogen.rng import retry_numbers
 from cogen.families.programs.functions import (
     CELLS,
     CHARACTERS,

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from cogen._rng import retry_numbers
+from cogen.rng import retry_numbers
 from cogen.errors import GenerationError
 from cogen.families.cogitao.generate import _sampler
 from cogen.families.cogitao.generate._sampler import CAUSES
