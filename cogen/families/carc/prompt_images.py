@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from cogen.card._png import encode_png, write_png_atomic
-from cogen.card.preview import _PALETTE, Band, draw_bands
+from cogen.card.preview import PALETTE, Band, draw_bands
 
 __all__ = ["episode_image", "write_episode_image"]
 
@@ -23,7 +23,7 @@ def episode_image(study_inputs, study_outputs, query_input) -> bytes:
     study = tuple((np.asarray(a, np.int8), np.asarray(b, np.int8))
                   for a, b in zip(study_inputs, study_outputs, strict=True))
     query = ((np.asarray(query_input, np.int8), np.zeros((0, 0), np.int8)),)  # an empty grid: the answer to find
-    return encode_png(draw_bands([Band("study", study), Band("query", query)]), _PALETTE)
+    return encode_png(draw_bands([Band("study", study), Band("query", query)]), PALETTE)
 
 
 def write_episode_image(folder, name: str, study_inputs, study_outputs, query_input) -> Path:
