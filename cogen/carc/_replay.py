@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen.jit import kernel
 from cogen.carc._kernels import MARKS, SIDE, transform
+from cogen.jit import kernel
 
 KERNELS_SHA256 = "8a98af5ddda5e3f61e5c133bdd85b9e11979398f0bfdbaad1a1cebbaca3f7b4f"
 

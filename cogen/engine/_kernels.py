@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen.jit import kernel
 from cogen.engine.registry import IDENTITY_TOKEN, TRANSFORMS, WRITERS
+from cogen.jit import kernel
 
 KERNELS_SHA256 = "bba47c1d48cb903e9625e34d10cfb44125582e84a464a7766d0039b5f8a22fe3"
 

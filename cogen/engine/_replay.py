@@ -13,10 +13,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from cogen.jit import kernel
 from cogen.engine._kernels import OK, render_scene, run_scene
+from cogen.jit import kernel
 
-KERNELS_SHA256 = "e27889f81244e9083ffbaf1a61b6ca5018cce0c795022b1cc848bf03822394d9"
+KERNELS_SHA256 = "ceb448c6606419826ce5ccac4105b2620173d9b3fb5e6acbc63ac7dd18e876a4"
 
 __all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "StoredObjects", "replay",
            "replay_frames", "replay_objects"]

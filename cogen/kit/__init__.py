@@ -1,9 +1,9 @@
 """The family kit: everything a family folder (``cogen/families/<name>/``) needs from cogen, public, by role.
 
 A family imports the kit, the public layer-0 modules (:mod:`cogen.errors`, :mod:`cogen.family` for its record,
-:mod:`cogen.rng`, and for Numba kernels :mod:`cogen.jit` and :mod:`cogen.slots`) and any shared domain it uses
-(:mod:`cogen.engine`, :mod:`cogen.bank`, :mod:`cogen.carc`, :mod:`cogen.metrics`, :mod:`cogen.render`,
-:mod:`cogen.sandbox`); never a private module (``tests/test_architecture.py`` checks it). Each module of the kit
+:mod:`cogen.rng`, and for Numba kernels :mod:`cogen.jit` and :mod:`cogen.slots`), the shared domains and services of
+layer 1 it uses (the transformation engine, the object bank, rendering, the sandbox ...) and the metrics; never a
+private module of a generic package (``tests/test_architecture.py`` checks it). Each module of the kit
 matches a module of the folder, and is imported only where needed (importing :mod:`cogen.kit` loads nothing):
 
 ========================  ===========================================================================

@@ -16,11 +16,13 @@ from typing import Any
 import numpy as np
 
 from cogen.errors import EvalError
+from cogen.eval import summary_rows
 from cogen.eval._arrow import stack_column
 from cogen.eval._text import percent
 from cogen.eval.predictions import (
     GRID_BASELINES,
     FormatReport,
+    RawPredictions,
     align_predictions,
     grid_baseline,
     read_predictions,
@@ -30,9 +32,9 @@ from cogen.eval.predictions import (
 from cogen.folder import SplitData, read_split
 from cogen.metrics.grids import GridStack
 
-__all__ = ["GRID_BASELINES", "EvalError", "FormatReport", "GridEvaluator", "GridMatches", "GridStack", "SplitData",
-           "align_predictions", "grid_baseline", "percent", "read_predictions", "read_records", "read_split",
-           "row_ids", "stack_column", "write_predictions"]
+__all__ = ["GRID_BASELINES", "EvalError", "FormatReport", "GridEvaluator", "GridMatches", "GridStack", "RawPredictions",
+           "SplitData", "align_predictions", "grid_baseline", "percent", "read_predictions", "read_records",
+           "read_split", "row_ids", "stack_column", "summary_rows", "write_predictions"]
 
 
 def row_ids(split: SplitData) -> list[str]:

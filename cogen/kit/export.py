@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from cogen.export import ExportFormat, ExportSource, Written
 from cogen.export.arc_json import ArcTask, pair
-from cogen.folder.atomic import atomic_write
 from cogen.io._arrow import column_shapes, pad_grid_column
 from cogen.io.views import ColumnView
 
-__all__ = ["ArcTask", "ColumnView", "ExportFormat", "ExportSource", "Written", "atomic_write", "column_shapes",
+__all__ = ["ArcTask", "ColumnView", "ExportFormat", "ExportSource", "Written", "column_shapes",
            "pad_grid_column", "pair"]

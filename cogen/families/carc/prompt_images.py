@@ -12,8 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cogen.card._png import encode_png, write_png_atomic
-from cogen.card.preview import PALETTE, Band, draw_bands
+from cogen.kit.card import PALETTE, Band, draw_bands, encode_png, write_png_atomic
 
 __all__ = ["episode_image", "write_episode_image"]
 

@@ -27,12 +27,12 @@ from collections import namedtuple
 
 import numpy as np
 
+from cogen.engine._kernels import render_scene, run_scene
 from cogen.jit import kernel
 from cogen.rng import GOLDEN, below, between, mix, sample_state
 from cogen.slots import Slots
-from cogen.engine._kernels import render_scene, run_scene
 
-KERNELS_SHA256 = "6597018665754ae86c6aa125cb08c0b16a065d1b7e3e4d46f6310ca654bbc7c0"
+KERNELS_SHA256 = "aea61b868cad7d69865af3bdd966af1ad92f7bdbfb8a885b73854f78c689bc6e"
 
 # Rejection causes, in the order of the counts the kernels return.
 CAUSES = ("accepted", "no_room", "cannot_apply", "out_of_grid", "overlap", "no_objects", "degenerate")
