@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = ["Columns", "Tamper", "TinyBuild", "copy_row", "edit_shard", "first_file", "generic_tampers", "rerecord",
-           "set_value", "shard_of"]
+           "row_of", "set_value", "shard_of"]
 
 #: A tamper: damages the copy of a tiny build at ``folder``.
 Tamper = Callable[[Path], None]
@@ -100,6 +100,20 @@ def copy_row(names: list[str], source: int, target: int) -> Callable[[Columns], 
     def change(columns: Columns) -> None:
         for name in names:
             columns[name][target] = columns[name][source]
+    return change
+
+
+def row_of(shard: Path, row: int = 0) -> Callable[[Columns], None]:
+    """A change: row 0 takes every value but the ``id`` of ``row`` of ``shard`` (read now, so two shards can
+    swap rows)."""
+    import pyarrow.parquet as pq
+
+    values = pq.read_table(shard).slice(row, 1).to_pylist()[0]
+
+    def change(columns: Columns) -> None:
+        for name in columns:
+            if name != "id":
+                columns[name][0] = values[name]
     return change
 
 
