@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cogen.card.body import REPO_PLACEHOLDER
+from cogen.family import FAMILIES
 
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 #: ``arrays["key"]  # (rows, n, 30, 30) ...`` and ``batch["key"]  # torch.int8 (64, 30, 30)``
@@ -63,7 +64,7 @@ def _datasets_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets-cache")
 
 
-@pytest.mark.parametrize("name", ["cogitao", "carc", "programs"])
+@pytest.mark.parametrize("name", list(FAMILIES))
 def test_every_block_of_a_tiny_build_card_runs(tiny_builds, name):
     checked = run_card_blocks(tiny_builds[name])
     assert len(checked) == 3 and sum(checked) >= 3  # datasets, NumPy arrays, PyTorch; shapes stated and true

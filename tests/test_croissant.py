@@ -14,11 +14,12 @@ from cogen.folder import CROISSANT_FILE, file_sha256, read_manifests
 
 @pytest.fixture(scope="module")
 def three_families(shared_build):
-    """The tiny build of every family, merged into one folder."""
-    from conftest import TINY_CARC_CONFIGS, TINY_COGITAO, TINY_PROGRAMS
+    """The tiny build of every registered family, merged into one folder."""
+    from conftest import tiny_of
 
-    return shared_build.folder((TINY_COGITAO, {}), ("carc", {"scale": 0.001, "only": TINY_CARC_CONFIGS}),
-                               (TINY_PROGRAMS, {}))
+    from cogen.family import FAMILIES
+
+    return shared_build.folder(*((tiny_of(name).spec, tiny_of(name).options) for name in FAMILIES))
 
 
 def _document(folder) -> dict:

@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from cogen.card.family_card import FamilyCard, grouped_lines, markdown_table
-from cogen.card.papers import Paper
 from cogen.families.cogitao.differences import DIFFERENCES
+from cogen.kit.card import FamilyCard, Paper, grouped_lines, markdown_table
 
 __all__ = ["CARD", "PAPER", "bank_lines", "cogitao_shift", "measures", "statistics_note", "study_kind",
            "transformations_section", "untrained_pairs"]
