@@ -137,9 +137,8 @@ def test_a_train_chat_export_holds_no_held_out_composition(tiny_builds, tmp_path
 
 
 def test_a_prompt_maker_that_leaked_a_held_out_row_is_refused(tiny_builds):
-    from cogen.export import chat
     from cogen.export._source import open_source
-    from cogen.llm import Prompt
+    from cogen.llm import Prompt, chat
 
     leaked = Prompt("V-1-train-0", "...", {"examples": ["V-1-test_ood-3"]})
 

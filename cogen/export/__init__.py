@@ -116,7 +116,7 @@ GENERIC_FORMATS: tuple[ExportFormat, ...] = (
                  "cogen.export.kaggle:write_kaggle"),
     ExportFormat("chat", "chat rows for fine-tuning (TRL's conversational formats): <split>.parquet with messages, "
                          "prompt and completion, from the family's prompts, the answer as the assistant turn",
-                 "cogen.export.chat:write_chat"),
+                 "cogen.llm.chat:write_chat"),
     ExportFormat("parquet", "one <split>.parquet per split under a --columns view",
                  "cogen.export.parquet:write_parquet"),
 )

@@ -6,7 +6,7 @@ ARC Prize ships each set as two JSON files: ``*_challenges.json`` maps a task id
 maps each task id to one ``{"attempt_1": grid, "attempt_2": grid}`` per test input, and a test output
 counts when either attempt equals it (pass@2). This writer makes ``<config>_<split>_challenges.json``
 and ``<config>_<split>_solutions.json`` per split from the family's ARC tasks (the ones ``arc-json``
-writes: COGITAO groups samples of one sequence, Compositional-ARC makes an episode a task).
+writes: each family's exporter says which rows make a task).
 
 A task's id is the id of the row that holds its test pairs (its last row), so a submission needs no
 lookup table: ``cogen eval --predictions submission.json`` maps test output ``j`` of task ``T`` to the

@@ -1,5 +1,8 @@
 """``cogen export --format chat``: a config as chat rows for fine-tuning, one Parquet file per split.
 
+The writer of the ``chat`` record of :data:`cogen.export.GENERIC_FORMATS`; it lives here, beside the prompts
+it is made of (the export package names it by string and does not import it).
+
 Each row of ``<split>.parquet`` is one prompt of the family's prompt maker (the one ``cogen prompts
 export`` writes, with its default options) and the answer as the reply the family's parser reads as
 right (the family's prompt module may say how with ``answer(target)``; else a grid is written as a
