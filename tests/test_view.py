@@ -409,7 +409,7 @@ def test_a_family_made_in_tests_alone_is_viewed_through_its_record(tmp_path, mon
 
     monkeypatch.setattr(cogen.family, "FAMILIES", MappingProxyType({**cogen.family.FAMILIES, TOY.name: TOY}))
     spec = tmp_path / "toy.yaml"
-    spec.write_text("setting: tm\nfamily: toy\nseed: 5\nside: 4\nrows: 6\n")
+    spec.write_text("setting: tm\nfamily: toy\nseed: 5\nside: 4\nood_side: 5\nrows: 6\n")
     build(spec, tmp_path / "data", workers=1)
     records = list(baseline_records(read_split(tmp_path / "data", "tm-mirror", "test"), "target"))
     records[1] = (records[1][0], np.zeros((4, 4), int))
