@@ -180,8 +180,8 @@ PROBE = textwrap.dedent('''
         seen.append(os.getuid() == 1000 and os.getgid() == 1000)
         seen.append(not os.path.exists("/proc") and not os.path.exists("/home") and not os.path.exists("/etc/passwd"))
         seen.append(sorted(os.environ) == ["LC_ALL", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                           "PATH", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED"])
-        seen.append(os.getcwd() == "/tmp" and os.listdir("/tmp") == [])
+                                           "PATH", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "TMPDIR"])
+        seen.append(os.getcwd() == os.environ["TMPDIR"] and os.listdir(".") == [])
         open("left-behind", "w").write("x")                      # the next program must not see it
         os.makedirs("a/b/c")
         os.symlink("/usr", "a/b/link")
@@ -197,11 +197,19 @@ PROBE = textwrap.dedent('''
             seen.append(False)
         except OSError:
             seen.append(True)                                    # no capabilities, no root
-        box = []
-        thread = threading.Thread(target=lambda: box.append(1))
-        thread.start()
-        thread.join()
-        seen.append(box == [1])                                  # threads work, whoever runs the scorer
+        roots = []
+        for path in ("/written", "/etc/written", "/usr/written"):
+            try:
+                open(path, "w")
+                roots.append(False)
+            except OSError as error:
+                roots.append(error.errno in (2, 30))             # the root is read-only: only the scratch is not
+        seen.append(all(roots))
+        try:
+            threading.Thread(target=len, args=("",)).start()
+            seen.append(False)
+        except RuntimeError:
+            seen.append(True)                                    # a program is one task, whoever runs the scorer
         for attempt in (os.fork, lambda: socket.socket(), lambda: os.kill(1, 0)):
             try:
                 attempt()
@@ -217,8 +225,8 @@ def test_a_program_sees_only_its_sandbox():
     require_isolation()
     with Sandbox(workers=1, timeout=2.0) as box:
         first, second = box.run([PROBE, PROBE], INPUTS)
-    assert first.outputs[0] == "*" * 10 + "." * 6, first.reasons[0] or first.outputs[0]  # ten checks passed
-    assert second.outputs[0] == "*" * 10 + "." * 6, "the scratch folder was not emptied between programs"
+    assert first.outputs[0] == "*" * 11 + "." * 5, first.reasons[0] or first.outputs[0]  # eleven checks passed
+    assert second.outputs[0] == "*" * 11 + "." * 5, "the scratch folder was not emptied between programs"
 
 
 @pytest.mark.slow
