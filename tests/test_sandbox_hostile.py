@@ -788,17 +788,10 @@ def test_without_confinement_the_attacks_get_through(world, tmp_path, listener):
 
 
 # ---------------------------------------------------------------- one reply never reads another (X01-X06, S05)
-#: A reply that carries a marker in its source and its scratch (the review's X05), and the scorer's token.
-MARK_TAIL = "7f3a9c"
-MARKER_REPLY = ("#" + "x" * 3000 + "\n# COGEN-REPLY-MARK-" + MARK_TAIL + "\nSECRET = 'COGEN-REPLY-MARK-" + MARK_TAIL
-                + "'\nopen('cogen-mark', 'w').write(SECRET)\ntry:\n    open('/usr/share/cogen-mark', 'w').write(SECRET)\n"
-                "except OSError:\n    pass\n{rows}\ndef f(s):\n    return '\\n'.join(ROWS[c] for c in s)\n")
-#: Looks for the marker (and the scorer's token) in its own memory (X02, S05: the inherited heap, read
-#: through a pipe so that no unmapped page faults), its frames (X01) and every visible file (X03, X04),
-#: with needles built at run time so that its own text never matches; answers right only when it finds
-#: nothing.
-SEEKER = r'''
-import ctypes, gc, os, re, sys
+#: The review's memory scan: every readable page near the heap and the interpreter's objects, read through a
+#: pipe (``write`` from an address fails instead of faulting), as runs of contiguous pages.
+MEMORY = r'''
+import ctypes, gc, itertools, json, os, re, sys
 _L = ctypes.CDLL(None, use_errno=True)
 _L.write.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
 _L.write.restype = ctypes.c_ssize_t
@@ -822,6 +815,17 @@ def memory(span=64 << 20):
             a += 4096
         if run:
             yield b"".join(run)
+'''
+#: A reply that carries a marker in its source and its scratch (the review's X05), and the scorer's token.
+MARK_TAIL = "7f3a9c"
+MARKER_REPLY = ("#" + "x" * 3000 + "\n# COGEN-REPLY-MARK-" + MARK_TAIL + "\nSECRET = 'COGEN-REPLY-MARK-" + MARK_TAIL
+                + "'\nopen('cogen-mark', 'w').write(SECRET)\ntry:\n    open('/usr/share/cogen-mark', 'w').write(SECRET)\n"
+                "except OSError:\n    pass\n{rows}\ndef f(s):\n    return '\\n'.join(ROWS[c] for c in s)\n")
+#: Looks for the marker (and the scorer's token) in its own memory (X02, S05: the inherited heap, read
+#: through a pipe so that no unmapped page faults), its frames (X01) and every visible file (X03, X04),
+#: with needles built at run time so that its own text never matches; answers right only when it finds
+#: nothing.
+SEEKER = MEMORY + r'''
 NEEDLES = [(("REPLY-" + "MARK-").encode(), bytes([55, 102, 51, 97, 57, 99])),       # the marker reply
            (("SECRET" + "TOK").encode(), bytes([69, 78, 48, 49, 50, 51]))]          # the scorer's HF_TOKEN
 def hits(block):
@@ -887,27 +891,7 @@ def test_no_program_finds_an_earlier_reply_in_its_memory_frames_or_files(world, 
 #: The review's thief (X06): no program of its own; it collects outputs of earlier replies (frames, the
 #: inherited memory, loot it leaves in every writable place) and answers with the set whose first grid
 #: is its function's (the fingerprint its prompt shows), else that first grid for every input.
-THIEF = r'''
-import ctypes, gc, itertools, json, os, re, sys
-_L = ctypes.CDLL(None, use_errno=True)
-_L.write.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
-_L.write.restype = ctypes.c_ssize_t
-_L.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-_L.sbrk.restype = ctypes.c_void_p
-def memory(span=64 << 20):
-    r, w = os.pipe()
-    os.set_blocking(r, False)
-    v = ctypes.create_string_buffer(1)
-    anchors = sorted({_L.sbrk(0) & ~4095, *(id(o) & ~4095 for o in (sys.stdin, sys.modules, gc, re, ctypes, os))})
-    for anchor in anchors:
-        a, run = max(4096, anchor - span), []
-        while a <= anchor + span:
-            if _L.mincore(a, 4096, v) == 0 and _L.write(w, a, 4096) == 4096:
-                run.append(os.read(r, 4096))
-            elif run:
-                yield b"".join(run)
-                run = []
-            a += 4096
+THIEF = MEMORY + r'''
 FP = FINGERPRINT
 CELLS = rb'"[.*]{16}"'
 found = []
