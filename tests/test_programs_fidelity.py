@@ -345,3 +345,7 @@ def test_obfuscated_programs_are_shown_as_such_in_tables_1_and_2():
     assert any(line.startswith("† the mean includes obfuscated programs") for line in lines)
     assert lines[-1] == "isolation: bubblewrap"
     assert scores[1].as_dict()["c"] is None and scores[1].as_dict()["type"] == "T2"
+    from cogen.families.programs.view import _program_lines
+
+    (title, _), = _program_lines({**scores[1].as_dict(), "failures": {}})
+    assert title == "m: L(P+) withheld, E 0, C withheld (T2; obfuscated)"
