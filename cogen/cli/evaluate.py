@@ -67,7 +67,8 @@ def evaluate(
     config: ConfigOpt = None,
     split: SplitOpt = "test_ood",
     predictions: Annotated[Path | None, typer.Option("--predictions", "-p", help=option_help(
-        "eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction."))] = None,
+        "eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction; or ARC Prize's "
+        "submission.json of a `cogen export --format kaggle` (attempt_1, attempt_2: pass@1 and pass@2)."))] = None,
     json_output: JsonOpt = False,
     json_out: Annotated[Path | None, typer.Option("--json-out", help="Also write every metric to this JSON file.")] = None,
     pad: Annotated[str | None, typer.Option(help=option_help("eval", "pad"))] = None,
