@@ -34,14 +34,18 @@ branch on a family's name:
 ``reply_parser``   optional: ``parse(text) -> (prediction, reason)``, a model's reply made into what the
                    evaluator scores (grid families: :func:`cogen.llm.parse.parse_reply`); empty: the
                    reply text is the prediction (a family scored on the code a model writes)
+``testing``        a module for cogen's shared tests (:mod:`cogen.kit.testing`): ``TINY``, the family's
+                   tiny build, and ``TAMPERS``, the damage each of its checks exists to catch
 =================  ====================================================================
 
 Plain fields hold what must be known without importing the family: its ``title`` and
-``description``, a note per column (``column_notes``), and the ``options`` it takes (each an
-:class:`Option`: name, type, default, help and validation), which reach ``cogen eval``, ``cogen eval
-baseline``, ``cogen prompts export``, ``cogen prompts run`` and the Inspect tasks through this registry
-(:meth:`Family.check_options` checks given values; ``cogen/cli/_family_options.py`` makes them command-line
-options): a family with an option of its own edits only its folder.
+``description``, the splits whose rows are held out of training (``held_out_splits``: out of domain,
+as the card, the viewer and the training exports say), a note per column (``column_notes``), and the
+``options`` it takes (each an :class:`Option`: name, type, default, help and validation), which reach
+``cogen eval``, ``cogen eval baseline``, ``cogen prompts export``, ``cogen prompts run`` and the Inspect
+tasks through this registry (:meth:`Family.check_options` checks given values;
+``cogen/cli/_family_options.py`` makes them command-line options): a family with an option of its own
+edits only its folder.
 
 Callables are named ``"module:attribute"`` (or a module alone) and resolved on first use by
 :meth:`Family.load`, the one place that turns a name into code. That keeps this module at the
@@ -71,19 +75,21 @@ if TYPE_CHECKING:
 
     from cogen.folder import SplitData
 
-__all__ = ["COMMANDS", "DEFAULT_FAMILY", "FAMILIES", "ID_NOTE", "OPTIONAL_ROLES", "ROLES", "Builder", "Evaluator", "Family",
-           "Option", "Setting", "family"]
+__all__ = ["COMMANDS", "DEFAULT_FAMILY", "FAMILIES", "HELD_OUT_SPLITS", "ID_NOTE", "OPTIONAL_ROLES", "ROLES", "Builder",
+           "Evaluator", "Family", "Option", "Setting", "family"]
 
 #: Roles every family record names, each resolved by :meth:`Family.load`.
 ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card", "viewer")
 #: Roles a family may leave empty (it has no such thing): :meth:`Family.load` gives None for them.
-OPTIONAL_ROLES = ("stream", "report", "exporter", "sample", "reply_parser")
+OPTIONAL_ROLES = ("stream", "report", "exporter", "sample", "testing", "reply_parser")
 #: The commands a family option can belong to: ``cogen eval`` (and ``cogen eval <family>``, and the scoring of
 #: ``cogen prompts run``), ``cogen eval baseline``, and the prompt makers (``cogen prompts export``, ``cogen
 #: prompts run``, the Inspect tasks).
 COMMANDS = ("eval", "baseline", "prompts")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
+#: The splits a family holds out of training unless its record says otherwise (``Family.held_out_splits``).
+HELD_OUT_SPLITS = ("validation_ood", "test_ood")
 
 
 class Setting(Protocol):
@@ -192,7 +198,7 @@ class Option:
     ``bool`` (a flag; ``negatable``: ``--x/--no-x``) or ``pathlib.Path``; ``default`` is the family's own
     default (None: the family decides, as ``help`` says), shown in the help; ``choices``, ``minimum`` and
     ``maximum`` are checked; ``parse`` names a ``"module:function"`` that turns the given value into what
-    the family takes, whatever a caller gives (raising ``ValueError`` with the reason); ``warning`` is printed when it is given.
+    the family takes, whatever a caller gives (raising ``ValueError`` with the reason).
     """
 
     name: str
@@ -207,7 +213,6 @@ class Option:
     short: str = ""
     negatable: bool = False
     parse: str = ""
-    warning: str = ""
 
     @property
     def option(self) -> str:
@@ -285,6 +290,8 @@ class Family:
     exporter: str = ""
     sample: str = ""
     reply_parser: str = ""
+    testing: str = ""
+    held_out_splits: tuple[str, ...] = HELD_OUT_SPLITS
     column_notes: Mapping[str, str] = field(default_factory=dict)
     options: tuple[Option, ...] = ()
 
@@ -295,6 +302,14 @@ class Family:
             raise UnknownNameError("family role", role, ROLES + OPTIONAL_ROLES)
         name = getattr(self, role)
         return _resolve(name) if name else None
+
+    def is_held_out(self, split: str) -> bool:
+        """True for a split whose rows the family holds out of training (out of domain)."""
+        return split in self.held_out_splits
+
+    def domain(self, split: str) -> str:
+        """``"out-of-domain"`` for a split the family holds out of training, else ``"in-domain"``."""
+        return "out-of-domain" if self.is_held_out(split) else "in-domain"
 
     def make_builder(self, setting: Setting, rows_per_shard: int) -> Builder:
         """The family's :class:`Builder` for ``setting``."""

@@ -22,7 +22,7 @@ import typer
 import cogen.family
 from cogen.family import Family, Option
 
-__all__ = ["declared_options", "warn_given", "with_family_options"]
+__all__ = ["declared_options", "with_family_options"]
 
 
 def declared_options(commands: Iterable[str], records: Iterable[Family] | None = None,
@@ -120,10 +120,3 @@ def _check_early(value: Any, pairs: list[tuple[Family, Option]]) -> None:
         except CogenError as error:
             reasons.append(str(error))
     raise typer.BadParameter(reasons[0])
-
-
-def warn_given(options: dict[str, Any], note: Callable[[str], None]) -> None:
-    """Print the warning of every given option that declares one (running untrusted code unconfined)."""
-    warnings = {o.warning for record in cogen.family.FAMILIES.values() for o in record.options if o.name in options and o.warning}
-    for warning in sorted(warnings):
-        note(warning)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -9,7 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from cogen.cli import _console
-from cogen.cli._family_options import warn_given, with_family_options
+from cogen.cli._family_options import with_family_options
 from cogen.cli._help import examples
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 from cogen.family import FAMILIES, Family
@@ -48,8 +49,9 @@ app = typer.Typer(help="Score predictions against a split of a built dataset ("
                                   "cogen eval baseline -d cogen-data -c C1-1 -s test_ood --kind identity -o preds.jsonl"))
 
 PredictionsOpt = Annotated[Path, typer.Option("--predictions", "-p", help=(
-    "Predictions (.jsonl or .parquet): columns id, prediction (a grid); for a family scored on the code a model "
-    "writes, its replies (JSONL: id, reply, model, prompt_version)."))]
+    "Predictions (.jsonl or .parquet): columns id, prediction (a grid); or ARC Prize's submission.json of a "
+    "`cogen export --format kaggle` (attempt_1, attempt_2: pass@1 and pass@2); for a family scored on the code a "
+    "model writes, its replies (JSONL: id, reply, model, prompt_version)."))]
 MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help=(
     "Also write the family's Markdown report (the paper's tables), for families that make one."))]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print every metric as JSON on stdout (for scripts), not the tables.")]
@@ -84,9 +86,9 @@ def evaluate(
         output_file(json_out, "--json-out")
     if markdown is not None:
         output_file(markdown, "--markdown")
-    warn_given(family_options, _console.note)
-    metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
-                           **family_options)
+    with unconfined_note():
+        metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
+                               **family_options)
     _refuse_unread(metrics)
     show_metrics(metrics, json_output, breakdown)
     _finish(metrics, markdown, json_out, json_output, "metrics")
@@ -145,9 +147,9 @@ def _report_command(record: Family):
         for path, name in ((json_out, "--json-out"), (markdown, "--markdown")):
             if path is not None:
                 output_file(path, name)
-        warn_given(family_options, _console.note)
         options = {name: record.options_for("eval")[name].check(value) for name, value in family_options.items()}
-        result = report_function(data, predictions, split, **options)
+        with unconfined_note():
+            result = report_function(data, predictions, split, **options)
         if not json_output:
             _console.out.print(result["markdown"], markup=False, highlight=False, soft_wrap=True)
             _console.out.print(f"{sum(m['n'] for m in result['configs'].values())} predictions scored in "
@@ -161,6 +163,32 @@ for _record in FAMILIES.values():
     if _record.report:
         app.command(_record.name, help=_record.report_help, epilog=examples(
             f"cogen eval {_record.name} -d cogen-data -p replies.jsonl --markdown report.md"))(_report_command(_record))
+
+
+@contextlib.contextmanager
+def unconfined_note():
+    """Untrusted code about to run without isolation, whatever chose it (the flag, the environment
+    variable, a library default): one note on stderr, once per command (the sandbox warns,
+    :class:`cogen.sandbox.isolation.UnconfinedWarning`)."""
+    import warnings
+
+    from cogen.sandbox.isolation import UnconfinedWarning
+
+    shown = []
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, UnconfinedWarning):
+            if not shown:
+                shown.append(message)
+                _console.note(str(message))
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        original = warnings.showwarning
+        warnings.simplefilter("always", UnconfinedWarning)
+        warnings.showwarning = show
+        yield
 
 
 def _prompted(path: Path) -> set[str]:

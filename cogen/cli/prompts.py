@@ -100,7 +100,9 @@ def run(
         return
     if not json_output:
         _console.note(f"asking {model} at {base_url}")
-    with _reply_bar(progress and not json_output) as bar:
+    from cogen.cli.evaluate import unconfined_note
+
+    with _reply_bar(progress and not json_output) as bar, unconfined_note():
         result = run_prompts(settings, out, force=force, progress=bar, note=_console.note,
                              announce=lambda plan: _console.note(_plan_text(plan, settings)))
     _show_run(result, out, json_output, breakdown)

@@ -27,6 +27,9 @@ FAMILY = Family(
     report="cogen.families.programs.evaluate:evaluate_table",
     report_help="Score program replies against every string-to-grid config their ids name: the paper's Tables 1 "
                 "and 2. Programs run confined by the kernel (bubblewrap); without it this refuses to run them.",
+    testing="cogen.families.programs.testing",
+    # nothing is held out: a model sees all 16 pairs of a function and is scored on its program
+    held_out_splits=(),
     column_notes=MappingProxyType({
         **ID_NOTE,
         "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "
@@ -54,9 +57,7 @@ FAMILY = Family(
         Option("unsafe", "run the programs without kernel isolation, where bubblewrap is unavailable: they can "
                          "then read and change your files. Only for programs you trust. When not given: the environment "
                          "variable COGEN_UNSAFE_RUN_UNTRUSTED_CODE.", EVAL, bool,
-               flag="--unsafe-run-untrusted-code",
-               warning="running untrusted code WITHOUT isolation (--unsafe-run-untrusted-code): it can read and "
-                       "change your files"),
+               flag="--unsafe-run-untrusted-code"),
         Option("version", "the prompt text's version (programs-v1, the only one this release writes).",
                ("prompts",), choices=("programs-v1",), flag="--prompt-version"),
     ),
