@@ -222,11 +222,20 @@ def stand_in(data, config: str, split: str, kinds, **options) -> FakeOpenAI:
     return state
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that left before its answer (a timeout, a stop) is expected here, not an error."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 def serve(state: FakeOpenAI | None = None, port: int = 0) -> tuple[ThreadingHTTPServer, FakeOpenAI]:
     """Start a server on 127.0.0.1 in a daemon thread; ``state.url`` is its base URL (``.../v1``)."""
     state = state or FakeOpenAI()
     handler = type("BoundHandler", (Handler,), {"state": state})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = Server(("127.0.0.1", port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"

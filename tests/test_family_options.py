@@ -92,7 +92,7 @@ main()
 def test_an_option_declared_in_a_familys_folder_reaches_the_command_line(tmp_path, monkeypatch):
     """Nothing outside the record and the prompt maker changes: ``--greeting`` appears in ``cogen prompts export``
     and ``cogen prompts run``, with its help and its choices checked, and reaches the prompt maker."""
-    from test_families import TOY_SPEC
+    from toy_family.testing import TINY
 
     from cogen.pipeline import build
 
@@ -106,7 +106,7 @@ def test_an_option_declared_in_a_familys_folder_reaches_the_command_line(tmp_pat
         shown = command(*words, "--help")
         assert shown.returncode == 0 and "--greeting" in shown.stdout and "Toy mirrors: how the prompt" in shown.stdout
     spec = tmp_path / "toy.yaml"
-    spec.write_text(TOY_SPEC)
+    spec.write_text(TINY.spec)
     from toy_family import TOY
 
     import cogen.family
@@ -114,10 +114,10 @@ def test_an_option_declared_in_a_familys_folder_reaches_the_command_line(tmp_pat
     monkeypatch.setattr(cogen.family, "FAMILIES", {**cogen.family.FAMILIES, "toy": TOY})
     build(spec, tmp_path / "data", workers=1)
     out = tmp_path / "prompts.jsonl"
-    done = command("prompts", "export", "-d", str(tmp_path / "data"), "-c", "tm-mirror", "-s", "test", "-o", str(out),
+    done = command("prompts", "export", "-d", str(tmp_path / "data"), "-c", TINY.config, "-s", TINY.split, "-o", str(out),
                  "--greeting", "Hi", "--no-progress")
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text().splitlines()[0])["prompt"].startswith("Hi! Mirror this grid")
-    refused = command("prompts", "export", "-d", str(tmp_path / "data"), "-c", "tm-mirror", "-s", "test", "-o", str(out),
+    refused = command("prompts", "export", "-d", str(tmp_path / "data"), "-c", TINY.config, "-s", TINY.split, "-o", str(out),
                     "--greeting", "Yo")
     assert refused.returncode == 2 and "--greeting must be one of Hello, Hi, not 'Yo'" in refused.stderr

@@ -83,10 +83,8 @@ def run(
     `cogen eval`. Rerunning the same command resumes: only what is missing is asked.
     The other options belong to families: each applies to the configs of the families its help names.
     """
-    from cogen.cli._family_options import warn_given
     from cogen.llm.run import RunSettings, run_prompts
 
-    warn_given(family_options, _console.note)
     settings = RunSettings(data=data, config=config, split=split, base_url=base_url, model=model,
                            options=family_options, attempts=attempts, concurrency=concurrency, max_tokens=max_tokens,
                            temperature=temperature, params=_params(param or []), limit=limit,
