@@ -238,12 +238,14 @@ import json, sys, time
 from inspect_ai import eval as inspect_eval
 from cogen.llm.inspect_tasks import family_task
 data, config, split, concurrency, logs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+score = sys.argv[6] == "score"
 start = time.process_time(); wall = time.perf_counter()
 from cogen.folder import read_split
 task = family_task(read_split(data, config, split).family)(data=data, config=config, split=split)
 log, = inspect_eval(task, model="openai-api/standin/stand-in", max_connections=concurrency, log_dir=logs,
-                    display="none", max_retries=0)
+                    display="none", max_retries=0, score=score)
 assert log.status == "success", log.status
+assert not score or log.results.scores
 print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - start,
                   "samples": len(log.samples or [])}))
 '''
@@ -252,22 +254,24 @@ print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time()
 def _bench_inspect(args, data, config, split, workdir, server_delay, answers, count) -> None:
     print(f"\n## The same prompts through Inspect AI's eval (inspect_ai, openai-api provider), server delay "
           f"{server_delay} s (median of {args.repeats})")
-    print("| max connections | replies/s (eval call) | CPU-s per 1,000 replies (eval call) | whole process: wall s | "
-          "whole process: CPU-s |")
-    print("|---:|---:|---:|---:|---:|")
-    rows = {c: [] for c in args.levels}
+    print("| max connections | scored | replies/s (eval call) | CPU-s per 1,000 replies (eval call) | "
+          "whole process: wall s | whole process: CPU-s |")
+    print("|---:|---|---:|---:|---:|---:|")
+    variants = [(c, scored) for c in args.levels for scored in ("score", "no-score")]
+    rows = {variant: [] for variant in variants}
     with Server(server_delay, answers) as server:
         for repeat in range(args.repeats):
-            for concurrency in args.levels:
+            for concurrency, scored in variants:
                 wall, cpu, out = _child([sys.executable, "-c", INSPECT_CODE, data, config, split, str(concurrency),
-                                         str(workdir / f"logs-{concurrency}-{repeat}")],
+                                         str(workdir / f"logs-{concurrency}-{scored}-{repeat}"), scored],
                                         {"PYTHONPATH": str(ROOT), "STANDIN_BASE_URL": server.url,
                                          "STANDIN_API_KEY": "none", "INSPECT_LOG_LEVEL": "error"})
                 found = json.loads(out.strip().splitlines()[-1])
-                rows[concurrency].append((count / found["wall"], 1000 * found["cpu"] / count, wall, cpu))
-    for concurrency, runs in rows.items():
+                rows[concurrency, scored].append((count / found["wall"], 1000 * found["cpu"] / count, wall, cpu))
+    for (concurrency, scored), runs in rows.items():
         rate, cpu, wall, total = (statistics.median(r[i] for r in runs) for i in range(4))
-        print(f"| {concurrency} | {rate:,.0f} | {cpu:.2f} | {wall:.2f} | {total:.2f} |")
+        print(f"| {concurrency} | {'yes' if scored == 'score' else 'no (--no-score)'} | {rate:,.0f} | {cpu:.2f} | "
+              f"{wall:.2f} | {total:.2f} |")
 
 
 def bench_resume(args) -> None:

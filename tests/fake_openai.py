@@ -224,6 +224,7 @@ def stand_in(data, config: str, split: str, kinds, **options) -> FakeOpenAI:
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # the listen backlog: socketserver's 5 drops the 6th simultaneous connect for 1 s
 
     def handle_error(self, request, client_address) -> None:
         """A client that left before its answer (a timeout, a stop) is expected here, not an error."""

@@ -244,15 +244,9 @@ def _refuse_unread(metrics: dict) -> None:
 
 def _clean(value):
     """``value`` with every NaN as ``None``: JSON has no NaN."""
-    import math
+    from cogen.eval import json_ready
 
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
+    return json_ready(value)
 
 
 def _write_json(path: Path, metrics: dict) -> None:

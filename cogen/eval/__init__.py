@@ -29,7 +29,7 @@ from cogen.eval.submission import is_submission, score_submission
 from cogen.family import Evaluator, family
 from cogen.folder import SplitData, read_split
 
-__all__ = ["baseline_records", "evaluate", "evaluator_options", "expected_ids", "only_rows", "sample_scores",
+__all__ = ["baseline_records", "evaluate", "evaluator_options", "expected_ids", "json_ready", "only_rows", "sample_scores",
            "summary_rows", "write_baseline",
            "write_predictions"]
 
@@ -84,6 +84,19 @@ def sample_scores(split: SplitData, predictions: str | Path, **options: Any) -> 
     some of its rows), by the family's evaluator (its ``sample_scores``), with ``options`` as :func:`evaluate`."""
     evaluator, given = evaluator_options(split, options)
     return evaluator.sample_scores(split, evaluator.read(predictions), **given)
+
+
+def json_ready(value):
+    """``value`` with every NaN as ``None`` (JSON has no NaN), dicts and lists walked."""
+    import math
+
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    return value
 
 
 def only_rows(split: SplitData, rows: set[str]) -> SplitData:

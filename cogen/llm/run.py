@@ -502,20 +502,10 @@ def _finish(out: Path, state: dict, settings: RunSettings, made, asked: list[dic
     state["status"] = "complete" if not wanted - have else "incomplete"
     if tally.failed:
         state["failed"] = [{"id": name, "attempt": attempt, "error": error} for name, attempt, error in tally.failed[:20]]
-    _write_json(out / "metrics.json", _jsonable(metrics))
+    from cogen.eval import json_ready
+
+    _write_json(out / "metrics.json", json_ready(metrics))
     if "markdown" in metrics:
         (out / "report.md").write_text(metrics["markdown"], encoding="utf-8")
     _write_json(out / "run.json", state)
     return {**state, "metrics": metrics}
-
-
-def _jsonable(value):
-    import math
-
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    return value
