@@ -34,6 +34,7 @@ from cogen.families.cogitao.generate.sampler import (
     require_ok,
 )
 from cogen.families.cogitao.schema import Experiment, Setting
+from cogen.pipeline import memory_scratch
 from cogen.pipeline.dedup import duplicates, plan_retries
 from cogen.pipeline.parquet import ROW_GROUP_ROWS
 from cogen.pipeline.shards import ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table
@@ -206,9 +207,13 @@ def _rows(job: SplitJob, saved: dict | None, start: int, stop: int, retries: np.
 def _save_rows(folder: str, groups: list[tuple[int, dict]]) -> str | None:
     """Save a shard's key-pass rows in ``folder`` (written whole or not at all); returns ``folder``,
     or None when it could not be written (the shard is then generated again). A row group is one
-    file of ``.npy`` arrays one after the other: the names, then each array (no pickles)."""
+    file of ``.npy`` arrays one after the other: the names, then each array (no pickles). A build that
+    runs in the driver's process keeps them in memory instead, within a bound (:mod:`cogen.pipeline.memory_scratch`)."""
     from cogen.errors import BuildError
     from cogen.folder.atomic import atomic_write
+
+    if memory_scratch.hold(folder, dict(groups), sum(array.nbytes for _, rows in groups for array in rows.values())):
+        return folder
 
     def write(temporary: Path) -> None:
         temporary.mkdir()
@@ -230,6 +235,10 @@ def _saved_rows(folder: str | None, start: int, count: int) -> dict | None:
     """The rows of the row group at ``start`` that the key pass saved in ``folder`` (None: none, or unreadable)."""
     if folder is None:
         return None
+    groups = memory_scratch.held(folder)
+    if isinstance(groups, dict):  # held in memory: handed over once (the second pass fills in regenerated rows)
+        rows = groups.pop(start, None)
+        return rows if rows is not None and len(rows.get("ok", ())) == count else None
     try:
         with stage("file i/o"), open(Path(folder) / f"{start}.npy", "rb") as source:
             names = np.load(source, allow_pickle=False)
