@@ -3,6 +3,7 @@
     python benchmarks/bench_baselines.py [--grids DIR] [--grid-config C1-1] [--episodes DIR]
                                          [--episode-config carc-systematicity-1860] [--models resnet,mlc]
                                          [--device auto|cuda|cpu] [--compile auto|on|off] [--steps N] [--json FILE]
+    python benchmarks/bench_baselines.py --smoke   # resnet, small, on a tiny build, CPU (seconds; the tests run it)
 
 Each model is preflighted (:func:`cogen_baselines.preflight.preflight`) at the paper's size on a
 real config: the grid models on ``--grid-config`` of ``--grids``, MLC on ``--episode-config`` of
@@ -24,14 +25,15 @@ from pathlib import Path
 GRID_CONFIG, EPISODE_CONFIG = "C1-1", "carc-systematicity-1860"
 
 
-def _data(folder: str | None, config: str, spec: str, scratch: Path) -> str:
-    """``folder``, or a fresh full-size build of ``config`` (from packaged spec ``spec``) under ``scratch``."""
+def _data(folder: str | None, config: str, spec: str, scratch: Path, scale: float = 1.0) -> str:
+    """``folder``, or a fresh build of ``config`` (from packaged spec ``spec``, full size unless ``scale``) under
+    ``scratch``."""
     if folder is not None:
         return folder
     from cogen.pipeline import build
 
     out = scratch / config
-    build(spec, out, workers=2, only=[config])
+    build(spec, out, scale=scale, workers=2, only=[config])
     return str(out)
 
 
@@ -74,19 +76,23 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--device", default="auto"), parser.add_argument("--compile", default="on")
     parser.add_argument("--steps", type=int, default=2), parser.add_argument("--json")
+    parser.add_argument("--smoke", action="store_true", help="resnet, small, on a tiny build, CPU, no compile")
     args = parser.parse_args()
+    scale, size = (0.002, "small") if args.smoke else (1.0, "paper")
+    if args.smoke:
+        args.models, args.device, args.compile, args.steps = "resnet", "cpu", "off", 1
     reports = []
     with tempfile.TemporaryDirectory() as scratch:
         for name in args.models.split(","):
             episodes = "input" not in MODELS[name].workload().COLUMNS     # MLC reads episodes, not grid pairs
-            data = _data(args.episodes, args.episode_config, "carc", Path(scratch)) if episodes else \
-                _data(args.grids, args.grid_config, args.grid_config.split("-")[0].lower(), Path(scratch))
+            data = _data(args.episodes, args.episode_config, "carc", Path(scratch), scale) if episodes else \
+                _data(args.grids, args.grid_config, args.grid_config.split("-")[0].lower(), Path(scratch), scale)
             config = args.episode_config if episodes else args.grid_config
             if episodes:
                 args.episodes = data
             else:
                 args.grids = data
-            report = preflight(RunConfig(name, data, config, device=args.device, compile=args.compile),
+            report = preflight(RunConfig(name, data, config, device=args.device, compile=args.compile, size=size),
                                steps=args.steps)
             reports.append(report)
             print(render(report), flush=True)

@@ -5,6 +5,7 @@
                                                          # 1,002), W sandbox workers (default: one per core),
                                                          # confined by bubblewrap, then unconfined
     python benchmarks/bench_programs.py                  # both
+    python benchmarks/bench_programs.py --smoke          # both, 12 functions and replies, 1 sandbox worker
 
 Targets (issue 12): building 6 x 1,000 functions in under a second; scoring 1,000 programs in under
 30 s on 2 cores, the sandboxed runs included. Issue 25: kernel isolation (bubblewrap namespaces and
@@ -91,6 +92,8 @@ def score_run(folder: Path, count: int, workers: int, unsafe: bool) -> None:
 
 
 def main(argv: list[str]) -> None:
+    if argv == ["--smoke"]:  # seconds: the test suite runs it
+        argv = ["both", "12", "1"]
     what = argv[0] if argv else "both"
     count = int(argv[1]) if len(argv) > 1 else 1000
     workers = int(argv[2]) if len(argv) > 2 else (os.cpu_count() or 1)

@@ -3,6 +3,7 @@
     python benchmarks/bench_verify.py time FOLDER [R]       # verify, then verify --full, R runs each
     python benchmarks/bench_verify.py flips FOLDER [N] [S]  # N flipped bytes (seed S) in a validation shard
     python benchmarks/bench_verify.py levels FOLDER [W] [R] # `cogen build` into FOLDER, then every verify level
+    python benchmarks/bench_verify.py --smoke               # all three on C1 at scale 0.001 (seconds; the tests run it)
 
 ``time`` runs each verification in a fresh process and prints the seconds of the ``verify`` call
 (interpreter start excluded) and the process's peak RSS. For the issue-18 numbers, FOLDER is the
@@ -98,14 +99,15 @@ def _level_child(folder: str, level: str, workers: int) -> None:
                       "checks": len(checks), "failed": len(failed(checks))}))
 
 
-def levels(folder: Path, workers: int, repeat: int) -> None:
+def levels(folder: Path, workers: int, repeat: int, scale: float = 1.0) -> None:
     if folder.exists():
         sys.exit(f"{folder} exists: levels builds into a new folder")
     before, started = _cpu_seconds(), time.perf_counter()
     subprocess.run([sys.executable, "-m", "cogen", "build", "--out", str(folder), "--workers", str(workers),
-                    "--no-progress"], env=ENV, check=True, capture_output=True)
+                    "--scale", str(scale), "--no-progress"], env=ENV, check=True, capture_output=True)
     built = (time.perf_counter() - started, _cpu_seconds() - before)
-    print(f"cogen build (c1, 520,000 rows, {workers} workers): {built[0]:6.1f} s wall, {built[1]:6.1f} CPU s")
+    print(f"cogen build (c1, {round(520_000 * scale):,} rows, {workers} workers): {built[0]:6.1f} s wall, "
+          f"{built[1]:6.1f} CPU s")
     for level in LEVELS:
         runs = []
         for _ in range(repeat):
@@ -167,9 +169,20 @@ def flips(folder: Path, count: int, seed: int) -> None:
         print(f"{caught} of {count} caught")
 
 
+def smoke() -> None:
+    """Every mode on the C1 suite at scale 0.001 (520 rows), one run each."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "c1"
+        levels(folder, 1, 1, scale=0.001)
+        timing(folder, 1)
+        flips(folder, 2, 18)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
-    if mode == "time" and len(sys.argv) > 2:
+    if sys.argv[1:] == ["--smoke"]:
+        smoke()
+    elif mode == "time" and len(sys.argv) > 2:
         timing(Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 2)
     elif mode == "flips" and len(sys.argv) > 2:
         flips(Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 30, int(sys.argv[4]) if len(sys.argv) > 4 else 18)
