@@ -25,7 +25,8 @@ class Workload(Protocol):
     ``COLUMNS``: the columns every row must have; ``STREAMS``: whether ``--stream`` can replace the
     stored training split with fresh samples. ``load`` reads a config for a model card;
     ``paper_input(card)`` is the input the spec's parameter counts assume; ``default_epochs`` the
-    paper's epochs where they depend on the data (else None).
+    paper's epochs where they depend on the data (else None); ``paper_rows`` the rows of the paper's
+    splits where every config of the kind has the same (else None).
     """
 
     COLUMNS: ClassVar[frozenset[str]]
@@ -41,6 +42,9 @@ class Workload(Protocol):
 
     @classmethod
     def default_epochs(cls, manifest: Mapping) -> int | None: ...
+
+    @classmethod
+    def paper_rows(cls) -> Mapping[str, int] | None: ...
 
     @property
     def model_input(self) -> Any: ...
