@@ -59,7 +59,7 @@ def raw_rate(spec: Path, n: int) -> float:
     """Samples per CPU-second of the bare sampler (``generate_rows``, row group by row group) on ``spec``'s train split."""
     import numpy as np
 
-    from cogen.generate.sampler import generate_rows
+    from cogen.families.cogitao.generate.sampler import generate_rows
     from cogen.pipeline.driver import builder_for
     from cogen.pipeline.parquet import ROW_GROUP_ROWS
     from cogen.specs import load_spec
@@ -166,8 +166,8 @@ def _case_tables(case: str, n: int) -> list:
     import numpy as np
 
     from cogen.families.cogitao.build import _table
+    from cogen.families.cogitao.generate.sampler import generate_rows
     from cogen.folder import arrow_schema
-    from cogen.generate.sampler import generate_rows
     from cogen.pipeline.driver import builder_for
     from cogen.pipeline.parquet import ROW_GROUP_ROWS
     from cogen.specs import load_spec

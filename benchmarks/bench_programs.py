@@ -51,8 +51,8 @@ def _replies(folder: Path, count: int, path: Path) -> Path:
     """``count`` replies over the built configs: every program style, fenced and bare, a few with errors."""
     import numpy as np
 
+    from cogen.families.programs.styles import STYLES, corrupt, program
     from cogen.folder import read_manifests, read_split
-    from cogen.programs.styles import STYLES, corrupt, program
 
     styles = sorted(STYLES)
     records = []

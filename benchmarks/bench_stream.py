@@ -43,7 +43,7 @@ def _rate(make_batch, n: int) -> float:
 
 
 def cases(n: int) -> None:
-    from cogen.generate.sampler import generate_rows
+    from cogen.families.cogitao.generate.sampler import generate_rows
 
     print(f"{'case':5} {'what':58} {'raw/s':>9} {'stream/s':>9} {'stream/raw':>10}")
     with tempfile.TemporaryDirectory() as folder:

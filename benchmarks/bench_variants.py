@@ -39,7 +39,7 @@ def _spec(folder: Path, n: int, variant: str) -> Path:
 
 
 def sampler(n: int) -> dict[str, float]:
-    from cogen.generate.sampler import SplitJob, generate_rows
+    from cogen.families.cogitao.generate.sampler import SplitJob, generate_rows
     from cogen.specs import load_spec
 
     experiment = load_spec("c1").experiment("C1-1")
@@ -102,7 +102,7 @@ def grid_cells(files: list[Path]) -> int:
 
 
 def render_rate(n: int) -> dict[str, tuple[float, float]]:
-    from cogen.generate.sampler import SplitJob, generate_rows
+    from cogen.families.cogitao.generate.sampler import SplitJob, generate_rows
     from cogen.render import RenderSettings, encode_grids
     from cogen.specs import load_spec
 

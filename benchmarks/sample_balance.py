@@ -30,7 +30,7 @@ PAPER_SUITE = ("c1", "c2", "c3", "g1", "g2", "g3", "g4", "g5", "s")
 def split_statistics(job, n: int) -> dict:
     """No-op shares, attempts, object counts and heights of the first ``n`` samples of ``job``."""
     from cogen.bank import load_bank
-    from cogen.generate.sampler import CAUSES, generate_rows
+    from cogen.families.cogitao.generate.sampler import CAUSES, generate_rows
 
     rows = generate_rows(job, np.arange(n))
     ok = rows["ok"]
@@ -57,7 +57,7 @@ def split_statistics(job, n: int) -> dict:
 
 def spec_statistics(name: str, train: int, ood: int) -> dict:
     """:func:`split_statistics` of `train` and `test_ood` of every experiment of spec ``name``."""
-    from cogen.generate.sampler import SplitJob
+    from cogen.families.cogitao.generate.sampler import SplitJob
     from cogen.specs import load_spec
 
     setting = load_spec(name)

@@ -32,7 +32,7 @@ _PACKAGE = Path(__file__).resolve().parent
 PINNED: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "cogen.engine._kernels": ("cogen.engine.registry",),
     "cogen.engine._replay": ("cogen.engine._kernels",),
-    "cogen.generate._sampler": ("cogen._rng", "cogen._slots", "cogen.engine._kernels"),
+    "cogen.families.cogitao.generate._sampler": ("cogen._rng", "cogen._slots", "cogen.engine._kernels"),
     "cogen.metrics._stubborn_kernels": ("cogen.engine._kernels",),
     "cogen.carc._kernels": ("cogen._rng", "cogen._slots"),
     "cogen.carc._replay": ("cogen.carc._kernels",),
@@ -54,7 +54,7 @@ def digest(module: str) -> str:
 
 @cache
 def is_current(module: str) -> bool:
-    """True when ``module`` (e.g. ``"cogen.generate._sampler"``) pins the current digest of its dependencies."""
+    """True when ``module`` (e.g. ``"cogen.families.cogitao.generate._sampler"``) pins the current digest of its dependencies."""
     match = _LINE.search(_path(module).read_text(encoding="utf-8"))
     return bool(match) and match.group(1) == digest(module)
 

@@ -110,6 +110,6 @@ def check_stream(card, stream: str | None) -> None:
 
 def headlines(manifest: Mapping) -> tuple[str, ...]:
     """The metrics ``cogen eval`` puts first for the family of ``manifest`` (its evaluator's ``HEADLINES``)."""
-    from cogen.families import family
+    from cogen.family import family
 
     return tuple(family(manifest.get("family")).evaluation().HEADLINES)

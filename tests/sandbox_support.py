@@ -22,7 +22,7 @@ REQUIRED = os.environ.get("COGEN_REQUIRE_SANDBOX") == "1"
 @functools.cache
 def problem() -> str | None:
     """Why programs cannot run confined here (None when they can)."""
-    from cogen.programs.sandbox import isolation_problem
+    from cogen.sandbox import isolation_problem
 
     return isolation_problem()
 

@@ -17,21 +17,16 @@ import cogen
 
 PACKAGE = Path(cogen.__file__).resolve().parent
 
-#: The family folders under ``cogen/families/``: each is two units, its spec reader (``spec.py`` and
-#: ``schema.py``, at the spec layer, so the family's domain sampler may read its setting) and its plug-ins
-#: (everything else: builder, checks, evaluator, prompts, card text), above every generic package.
+#: The family folders under ``cogen/families/``: each whole folder is one unit (its spec reader, its domain
+#: code such as COGITAO's sampler, and its plug-ins), above every generic package.
 FAMILY_FOLDERS = sorted(path.name for path in (PACKAGE / "families").iterdir()
                         if path.is_dir() and (path / "__init__.py").exists())
-#: Modules of a family folder that sit at the spec layer.
-FAMILY_SPEC_MODULES = ("spec", "schema")
 #: The layers, bottom first; a unit may import its own layer's units only where listed in SAME_LAYER.
 LAYERS = (
     {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng", "cogen._slots",
-     "cogen.families", "cogen.palette"},
-    {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.programs", "cogen.render"},
+     "cogen.family", "cogen.families", "cogen.palette", "cogen.safe_text"},
+    {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.sandbox", "cogen.render"},
     {"cogen.specs"},
-    {f"cogen.families.{name}.spec" for name in FAMILY_FOLDERS},
-    {"cogen.generate"},
     {"cogen.card"},
     {"cogen.pipeline"},
     {"cogen.hub", "cogen.io", "cogen.metrics", "cogen.stream", "cogen.export"},
@@ -40,18 +35,16 @@ LAYERS = (
     {"cogen.cli", "cogen.__main__"},
 )
 #: Same-layer imports that are part of the design (the lower one listed second).
-SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("cogen.families", "cogen.errors"),
+SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("cogen.family", "cogen.errors"),
               ("cogen.bank", "cogen.engine"), ("cogen.llm", "cogen.eval"), ("cogen.stream", "cogen.io"), ("cogen.export", "cogen.io"),
               ("cogen.__main__", "cogen.cli")}
 
 
 def _unit(module: str) -> str:
     """``cogen.pipeline.driver`` -> ``cogen.pipeline``; root modules (``cogen.errors``) are units of their own;
-    ``cogen.families.carc.build`` -> ``cogen.families.carc`` and ``cogen.families.carc.spec`` -> itself."""
+    everything in a family folder (``cogen.families.cogitao.generate.sampler``) -> its folder, ``cogen.families.cogitao``."""
     parts = module.split(".")
     if parts[:2] == ["cogen", "families"] and len(parts) > 2:
-        if len(parts) > 3 and parts[3] in FAMILY_SPEC_MODULES:
-            return f"cogen.families.{parts[2]}.spec"
         return f"cogen.families.{parts[2]}"
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
@@ -194,7 +187,7 @@ def family_mentions(path: Path, families, root: Path = ROOT) -> list[tuple[str, 
 def test_generic_packages_name_no_family():
     """``docs/architecture.md``: a generic package that named a family would need an edit for every new
     family, or would treat an unknown one wrongly in silence; it asks the family's record instead."""
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     found = [mention for path in generic_files() for mention in family_mentions(path, FAMILIES)]
     offending = [(name, number, line) for name, number, line in found if line not in ALLOWED.get(name, ())]
@@ -203,7 +196,7 @@ def test_generic_packages_name_no_family():
 
 
 def test_the_family_check_finds_names_titles_and_comparisons(tmp_path):
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     planted = tmp_path / "planted.py"
     planted.write_text('"""Reads COGITAO rows."""\n'

@@ -47,7 +47,7 @@ def test_build_json_reports_rows_per_config(tmp_path):
 
 
 def test_sample_json_is_the_pair_the_engine_draws():
-    from cogen.generate.single import sample_one
+    from cogen.families.cogitao.generate.single import sample_one
 
     report = _json(["sample", "-t", "rot90,translate_up", "--grid", "8", "--objects", "1", "--seed", "3", "--json"])
     expected = sample_one(["rot90", "translate_up"], height=8, width=8, objects=1, where=None, seed=3)

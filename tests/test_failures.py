@@ -245,7 +245,7 @@ def test_eval_still_scores_a_file_with_some_predictions(built, tmp_path, capsys)
 ])
 def test_sample_where_comparisons(capsys, where, holds):
     from cogen.bank import load_bank
-    from cogen.generate.single import sample_one
+    from cogen.families.cogitao.generate.single import sample_one
 
     code, out, err = run_cli(capsys, "sample", "-t", "rot90", "--grid", "14", "--where", where)
     assert code == 0 and "objects (bank id" in out, err

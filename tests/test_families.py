@@ -17,7 +17,7 @@ import pytest
 from cogen.card.preview import caption_columns, read_bands
 from cogen.errors import EvalError, UnknownNameError
 from cogen.eval import baseline_records, evaluate, expected_ids, write_baseline, write_predictions
-from cogen.families import FAMILIES, OPTIONAL_ROLES, ROLES, Builder, Evaluator, family
+from cogen.family import FAMILIES, OPTIONAL_ROLES, ROLES, Builder, Evaluator, family
 from cogen.folder import read_manifests, read_split
 from cogen.llm import export_prompts
 from cogen.pipeline import build
@@ -154,9 +154,9 @@ def toy(monkeypatch):
     """The family of ``tests/toy_family/`` registered for one test (``FAMILIES`` itself stays read-only)."""
     from toy_family import TOY
 
-    import cogen.families
+    import cogen.family
 
-    monkeypatch.setattr(cogen.families, "FAMILIES", MappingProxyType({**cogen.families.FAMILIES, TOY.name: TOY}))
+    monkeypatch.setattr(cogen.family, "FAMILIES", MappingProxyType({**cogen.family.FAMILIES, TOY.name: TOY}))
     return TOY
 
 

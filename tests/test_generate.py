@@ -8,9 +8,9 @@ import pytest
 from cogen.bank import load_bank
 from cogen.engine import PlacedObject, apply_sequence
 from cogen.engine.registry import from_token
+from cogen.families.cogitao.generate.program import stream_seed
+from cogen.families.cogitao.generate.sampler import SplitJob, generate_rows
 from cogen.families.cogitao.spec import object_query
-from cogen.generate.program import stream_seed
-from cogen.generate.sampler import SplitJob, generate_rows
 from cogen.specs import load_spec, parse_spec_text
 
 CASES = [("c1", "C1-1", "train"), ("c1", "C1-4", "test_ood"), ("c3", "C3-2", "train"), ("c3", "C3-4", "test_ood"),

@@ -61,7 +61,7 @@ def test_every_kernel_python_calls_returns_one_array_or_a_namedtuple():
     trees = _trees()
     kernels = _kernels(trees)
     called = _called_from_python(trees, kernels)
-    assert {("cogen.generate._sampler", "generate"), ("cogen.carc._kernels", "generate"),
+    assert {("cogen.families.cogitao.generate._sampler", "generate"), ("cogen.carc._kernels", "generate"),
             ("cogen.bank._generate", "generate")} <= called  # the scan sees the real boundary
     positional = [f"{module}.{name}:{node.lineno}" for module, name in sorted(called)
                   for node in ast.walk(kernels[module][name])
@@ -70,8 +70,8 @@ def test_every_kernel_python_calls_returns_one_array_or_a_namedtuple():
 
 
 def test_the_sampler_rows_are_its_row_fields():
-    from cogen.generate import _sampler
-    from cogen.generate.sampler import ROW_FIELDS, SplitJob, generate_rows
+    from cogen.families.cogitao.generate import _sampler
+    from cogen.families.cogitao.generate.sampler import ROW_FIELDS, SplitJob, generate_rows
     from cogen.specs import load_spec
 
     assert ROW_FIELDS == _sampler.Rows._fields and ROW_FIELDS[-1] == "object_cells"  # generate grows it last
@@ -86,8 +86,8 @@ def test_program_arrays_are_the_program_fields_by_name():
     from dataclasses import fields
 
     from cogen.bank import load_bank
-    from cogen.generate import _sampler
-    from cogen.generate.program import Program, compile_domain
+    from cogen.families.cogitao.generate import _sampler
+    from cogen.families.cogitao.generate.program import Program, compile_domain
     from cogen.specs import load_spec
 
     program = compile_domain(load_spec("g5").experiment("G5-5").domain("train"), load_bank())
@@ -99,7 +99,7 @@ def test_program_arrays_are_the_program_fields_by_name():
 
 def _layouts() -> dict[str, Slots]:
     from cogen.carc import _kernels as carc
-    from cogen.generate import _sampler
+    from cogen.families.cogitao.generate import _sampler
 
     return {"sampler params": _sampler.DOMAIN_PARAMS, "carc params": carc.PARAMS, "carc grammar": carc.GRAMMAR,
             "carc masks": carc.MASKS, "carc meta": carc.META}
@@ -123,7 +123,7 @@ def test_every_layout_is_packed_and_read_back_by_name(name):
 
 
 def test_a_parameter_vector_needs_every_slot_and_knows_no_other():
-    from cogen.generate._sampler import DOMAIN_PARAMS, P_H_LO
+    from cogen.families.cogitao.generate._sampler import DOMAIN_PARAMS, P_H_LO
 
     values = {name: 1 for name in DOMAIN_PARAMS.starts}
     assert DOMAIN_PARAMS.pack(**{**values, "h_lo": 5})[P_H_LO] == 5
@@ -149,7 +149,7 @@ def test_the_numpy_twins_are_the_kernels():
 
 
 def test_programs_draw_through_rng(monkeypatch):
-    from cogen.programs import functions
+    from cogen.families.programs import functions
 
     source = inspect.getsource(functions)
     for copy in ("0x9E3779B97F4A7C15", "0xBF58476D1CE4E5B9", "0x94D049BB133111EB", "SeedSequence", "hashlib"):

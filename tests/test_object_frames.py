@@ -155,7 +155,7 @@ def test_object_frames_are_read_alone_with_frames_and_per_experiment():
 
 
 def test_the_card_describes_the_object_frame_columns(builds):
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     card = (builds["objects"] / "README.md").read_text()
     for name, type_ in OBJECT_FRAME_COLUMNS + (("actions", "list<string>"),):

@@ -38,7 +38,7 @@ def test_every_pin_is_current():
 
 def test_every_kernel_module_pins_exactly_what_it_imports():
     kernels = _kernel_modules()
-    assert "cogen.generate._sampler" in kernels and "cogen._rng" in kernels  # the scan sees the real modules
+    assert "cogen.families.cogitao.generate._sampler" in kernels and "cogen._rng" in kernels  # the scan sees the real modules
     for module, imported in kernels.items():
         assert set(pins.PINNED.get(module, ())) == imported, module
 
@@ -48,9 +48,9 @@ def test_a_stale_pin_compiles_the_module_without_the_cache_and_gives_the_same_sa
     script = """
 import numpy as np
 from cogen import pins
-pins.is_current = lambda module: module != "cogen.generate._sampler"
-from cogen.generate import _sampler
-from cogen.generate.sampler import SplitJob, generate_rows
+pins.is_current = lambda module: module != "cogen.families.cogitao.generate._sampler"
+from cogen.families.cogitao.generate import _sampler
+from cogen.families.cogitao.generate.sampler import SplitJob, generate_rows
 from cogen.specs import load_spec
 assert type(_sampler.generate._cache).__name__ == "NullCache"
 domain = load_spec("c1").experiment("C1-1").domain("train")
@@ -62,8 +62,8 @@ print(rows["keys"].tobytes().hex())
 
     import numpy as np
 
-    from cogen.generate import _sampler
-    from cogen.generate.sampler import SplitJob, generate_rows
+    from cogen.families.cogitao.generate import _sampler
+    from cogen.families.cogitao.generate.sampler import SplitJob, generate_rows
     from cogen.specs import load_spec
 
     assert type(_sampler.generate._cache).__name__ != "NullCache"

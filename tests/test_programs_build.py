@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 from cogen.cli import app
 from cogen.errors import SpecError
 from cogen.families.programs.checks import law_problems
+from cogen.families.programs.functions import INPUTS, SETTINGS, grid_text, input_bits, sample, stream_seed
 from cogen.folder import read_split
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
-from cogen.programs.functions import INPUTS, SETTINGS, grid_text, input_bits, sample, stream_seed
 from cogen.specs import load_spec, parse_spec_text
 
 runner = CliRunner()

@@ -16,13 +16,14 @@ from typer.testing import CliRunner
 from cogen.cli import app
 from cogen.errors import EvalError
 from cogen.eval import evaluate
+from cogen.families.programs.code import extract_code
 from cogen.families.programs.evaluate import evaluate_table
+from cogen.families.programs.functions import INPUTS
 from cogen.families.programs.prompts import PROMPT_VERSION, split_prompts
+from cogen.families.programs.styles import STYLES, corrupt, program
 from cogen.folder import read_split
 from cogen.llm import export_prompts
 from cogen.pipeline import build
-from cogen.programs.code import extract_code
-from cogen.programs.styles import STYLES, corrupt, program
 
 runner = CliRunner()
 SPEC = """\
@@ -94,13 +95,13 @@ def test_prompts_show_all_16_pairs_and_carry_their_version(data, tmp_path):
 
 # ---------------------------------------------------------------- the sandbox (attacks: tests/test_sandbox_hostile.py)
 def test_the_sandbox_survives_a_program_that_kills_its_server(tmp_path):
-    from cogen.programs.sandbox import Sandbox
+    from cogen.sandbox import Sandbox
 
     with Sandbox(workers=1, timeout=1.0) as box:
-        first, second = box.run(["import os\nos.kill(os.getppid(), 9)\n", "def f(s):\n    return ['....'] * 4\n"])
+        first, second = box.run(["import os\nos.kill(os.getppid(), 9)\n", "def f(s):\n    return ['....'] * 4\n"], INPUTS)
         assert first.fate == "ok" and "PermissionError" in first.reasons[0]  # the kernel refused the signal
         assert second.outputs[0] == "." * 16 and second.function == "f"
-        other, = box.run(["def helper(a, b):\n    return a\ndef solve(s):\n    return '....\\n' * 4\n"])
+        other, = box.run(["def helper(a, b):\n    return a\ndef solve(s):\n    return '....\\n' * 4\n"], INPUTS)
         assert other.function == "solve" and other.outputs == ("." * 16,) * 16  # no f: the one-argument function
 
 

@@ -12,14 +12,14 @@ from sandbox_support import build_programs
 from typer.testing import CliRunner
 
 from cogen.cli import app
+from cogen.families.programs.analysis import analyze
+from cogen.families.programs.code import extract_code
 from cogen.families.programs.evaluate import evaluate_table
+from cogen.families.programs.functions import INPUTS
+from cogen.families.programs.score import ModelSummary, Program, program_type, score_programs, table
+from cogen.families.programs.tables import markdown_tables
 from cogen.folder import read_split
-from cogen.programs.analysis import analyze
-from cogen.programs.code import extract_code
-from cogen.programs.functions import INPUTS
-from cogen.programs.sandbox import Sandbox
-from cogen.programs.score import ModelSummary, Program, program_type, score_programs, table
-from cogen.programs.tables import markdown_tables
+from cogen.sandbox import Sandbox
 
 
 @pytest.fixture(scope="module")

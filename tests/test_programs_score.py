@@ -9,10 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cogen.programs.analysis import analyze, value_text
-from cogen.programs.functions import INPUTS, SETTINGS, sample, stream_seed
-from cogen.programs.sandbox import Sandbox
-from cogen.programs.score import (
+from cogen.families.programs.analysis import analyze, value_text
+from cogen.families.programs.functions import INPUTS, SETTINGS, sample, stream_seed
+from cogen.families.programs.score import (
     L_S,
     L_Z,
     FunctionScore,
@@ -25,7 +24,8 @@ from cogen.programs.score import (
     summarize,
     table,
 )
-from cogen.programs.styles import EXPECTED_LENGTH, STYLES, corrupt, program
+from cogen.families.programs.styles import EXPECTED_LENGTH, STYLES, corrupt, program
+from cogen.sandbox import Sandbox
 
 FRAGMENT_1 = '''
 def f(letters):
@@ -234,7 +234,7 @@ def test_correct_programs_of_known_structure_lie_between_the_bounds_with_no_erro
     for style, source in zip(styles, sources, strict=True):
         analysis = analyze(source)
         assert L_S <= analysis.length <= L_Z and analysis.length == EXPECTED_LENGTH[style], style
-    for style, result in zip(styles, sandbox.run(sources), strict=True):
+    for style, result in zip(styles, sandbox.run(sources, INPUTS), strict=True):
         assert result.errors(outputs) == 0, (style, result.reasons)
 
 
@@ -247,7 +247,7 @@ def test_injected_errors_give_exactly_the_injected_e(sandbox, function, wrong, r
     failing = [INPUTS[k] for k in sorted(raising)]
     raises = program("if_else", groups, patterns).replace(
         "def f(s):\n", f"def f(s):\n    if s in {failing!r}:\n        raise ValueError(s)\n")
-    first, second = sandbox.run([corrupted, raises])
+    first, second = sandbox.run([corrupted, raises], INPUTS)
     assert first.errors(outputs) == len(wrong)
     assert second.errors(outputs) == len(raising)
     assert all(second.reasons[k].startswith("ValueError") for k in raising)

@@ -22,7 +22,7 @@ import pytest
 
 from cogen.bank import load_bank
 from cogen.errors import GenerationError
-from cogen.generate.sampler import SplitJob, generate_rows
+from cogen.families.cogitao.generate.sampler import SplitJob, generate_rows
 from cogen.pipeline import build
 from cogen.specs import load_spec, parse_spec_text
 

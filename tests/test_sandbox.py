@@ -15,12 +15,13 @@ import pytest
 from sandbox_support import REQUIRED, build_programs, require_isolation
 
 from cogen.families.programs.evaluate import evaluate_table
+from cogen.families.programs.functions import INPUTS
 from cogen.folder import read_split
-from cogen.programs import sandbox as sandbox_module
-from cogen.programs.isolation import UNSAFE_ENV, IsolationUnavailable
-from cogen.programs.protocol import check_answer, job
-from cogen.programs.sandbox import Sandbox
-from cogen.programs.text import clean, identifier, markdown_cell
+from cogen.safe_text import clean, identifier, markdown_cell
+from cogen.sandbox import Sandbox
+from cogen.sandbox import sandbox as sandbox_module
+from cogen.sandbox.isolation import UNSAFE_ENV, IsolationUnavailable
+from cogen.sandbox.protocol import check_answer, job
 
 DOTS = "def f(s):\n    return ['....'] * 4\n"
 
@@ -118,7 +119,7 @@ def test_a_lying_server_costs_one_job_and_never_shifts_results(tmp_path, monkeyp
     for k, word in enumerate(bad):
         sources.insert(2 * k + 1, f"# {word}\n" + DOTS)
     with Sandbox(workers=workers, timeout=0.1, unsafe=True) as box:
-        results = box.run(sources)
+        results = box.run(sources, INPUTS)
     for source, result in zip(sources, results, strict=True):
         if any(word in source for word in bad):
             assert result.reasons == ("sandbox failure",) * 16, source
@@ -215,7 +216,7 @@ PROBE = textwrap.dedent('''
 def test_a_program_sees_only_its_sandbox():
     require_isolation()
     with Sandbox(workers=1, timeout=2.0) as box:
-        first, second = box.run([PROBE, PROBE])
+        first, second = box.run([PROBE, PROBE], INPUTS)
     assert first.outputs[0] == "*" * 10 + "." * 6, first.reasons[0] or first.outputs[0]  # ten checks passed
     assert second.outputs[0] == "*" * 10 + "." * 6, "the scratch folder was not emptied between programs"
 
@@ -229,7 +230,7 @@ def test_limits_count_cpu_time_not_wall_time():
             for _ in range(3 * (os.cpu_count() or 1))]
     try:
         with Sandbox(workers=1, timeout=0.5) as box:
-            result, = box.run([spin])
+            result, = box.run([spin], INPUTS)
     finally:
         for hog in hogs:
             hog.kill()
@@ -244,7 +245,7 @@ def test_a_sleeping_program_meets_the_wall_clock_safety_net(monkeypatch):
     monkeypatch.setattr(sandbox_module, "WALL_EXTRA", 0.0)
     monkeypatch.setattr(sandbox_module, "WALL_FACTOR", 10.0)
     with Sandbox(workers=1, timeout=0.3) as box:  # 0.3 s of CPU, 3 s of wall clock
-        asleep, loop = box.run(["import time\ndef f(s):\n    time.sleep(60)\n", "def f(s):\n    while True: pass\n"])
+        asleep, loop = box.run(["import time\ndef f(s):\n    time.sleep(60)\n", "def f(s):\n    while True: pass\n"], INPUTS)
     assert asleep.fate == "wall" and asleep.reasons == ("wall-clock limit",) * 16 and asleep.cpu < 0.3
     assert loop.fate == "cpu" and loop.reasons == ("time limit",) * 16 and loop.cpu >= 0.3
 
@@ -269,7 +270,7 @@ def test_scores_are_identical_with_1_2_and_8_workers(data, tmp_path):
     require_isolation()
     import numpy as np
 
-    from cogen.programs.styles import STYLES, program
+    from cogen.families.programs.styles import STYLES, program
 
     records = []
     for config in ("S-horizontal",):

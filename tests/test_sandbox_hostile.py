@@ -25,7 +25,7 @@ from sandbox_support import build_programs, require_isolation
 
 from cogen.eval import evaluate
 from cogen.folder import read_split
-from cogen.programs import sandbox as sandbox_module
+from cogen.sandbox import sandbox as sandbox_module
 
 pytestmark = pytest.mark.slow
 SECRET = "hf_SECRETTOKEN0123456789"
@@ -436,8 +436,8 @@ def test_no_secret_leaves_and_nothing_is_left_running(attacked):
 def test_untrusted_text_costs_bounded_time(world, tmp_path):
     """The red team's 1 MB reply (276 s of code extraction) and 925 KB program (33 s of analysis), and
     the worst shapes under the caps, are scored fast: the long ones as ``too long``."""
-    from cogen.programs.analysis import analyze
-    from cogen.programs.code import MAX_PROGRAM, extract_code
+    from cogen.families.programs.analysis import analyze
+    from cogen.families.programs.code import MAX_PROGRAM, extract_code
 
     chain = "v0 = 'A'\n" + "".join(f"v{k} = 'A' + " + " + ".join(f"v{j}" for j in range(k)) + "\n" for k in range(1, 440))
     below = "v0 = 'A'\n" + "".join(f"v{k} = 'A' + " + " + ".join(f"v{j}" for j in range(k)) + "\n"

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from cogen.cli import app
 from cogen.errors import DataError, SpecError, UnknownNameError
+from cogen.families.cogitao.generate.sampler import generate_rows
 from cogen.families.cogitao.stream import stored_keys
 from cogen.folder import read_split
-from cogen.generate.sampler import generate_rows
 from cogen.io import split_arrays
 from cogen.pipeline import build
 from cogen.stream import SampleStream

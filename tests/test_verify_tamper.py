@@ -23,7 +23,7 @@ from conftest import TINY_COGITAO
 from cogen.carc.grammar import KINDS
 from cogen.carc.split import held_out_triplets
 from cogen.errors import PublishError
-from cogen.families import FAMILIES
+from cogen.family import FAMILIES
 from cogen.hub.publish import push
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify

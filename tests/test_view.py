@@ -18,7 +18,7 @@ import pytest
 from view_helpers import CONFIG, build_tiny, mixed_predictions, stored_rows, wrong_ids
 
 from cogen.errors import DataError
-from cogen.families import FAMILIES
+from cogen.family import FAMILIES
 from cogen.view import ViewApp
 from cogen.view.drawing import Viewer, prediction_item
 from cogen.view.index import FacetIndex
@@ -405,12 +405,12 @@ def test_a_family_made_in_tests_alone_is_viewed_through_its_record(tmp_path, mon
 
     from toy_family import TOY
 
-    import cogen.families
+    import cogen.family
     from cogen.eval import baseline_records, write_predictions
     from cogen.folder import read_split
     from cogen.pipeline import build
 
-    monkeypatch.setattr(cogen.families, "FAMILIES", MappingProxyType({**cogen.families.FAMILIES, TOY.name: TOY}))
+    monkeypatch.setattr(cogen.family, "FAMILIES", MappingProxyType({**cogen.family.FAMILIES, TOY.name: TOY}))
     spec = tmp_path / "toy.yaml"
     spec.write_text("setting: tm\nfamily: toy\nseed: 5\nside: 4\nrows: 6\n")
     build(spec, tmp_path / "data", workers=1)

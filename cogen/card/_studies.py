@@ -7,7 +7,7 @@ Every family writes its own ``spec`` into the manifest; the ``shift`` of the fam
 
 from __future__ import annotations
 
-from cogen.families import family
+from cogen.family import family
 
 __all__ = ["shift_text"]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from cogen.card._studies import shift_text
 from cogen.card.papers import paper_link
 from cogen.card.settings import DEFAULT_SETTINGS, CardSettings
-from cogen.families import DEFAULT_FAMILY, family
+from cogen.family import DEFAULT_FAMILY, family
 
 if TYPE_CHECKING:
     from cogen.card.family_card import FamilyCard

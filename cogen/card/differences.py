@@ -28,7 +28,7 @@ class Difference:
 def family_differences(kinds: Mapping[str, set[str]] | None = None) -> list[tuple[str, Difference]]:
     """``(family name, difference)`` for every family in registry order, or, given ``kinds`` (family
     name -> the study kinds a folder holds), only those of the families and kinds held."""
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     found = []
     for name, record in FAMILIES.items():
@@ -42,7 +42,7 @@ def family_differences(kinds: Mapping[str, set[str]] | None = None) -> list[tupl
 
 def differences_table(kinds: Mapping[str, set[str]] | None = None) -> str:
     """:func:`family_differences` as a Markdown table."""
-    from cogen.families import family
+    from cogen.family import family
 
     lines = ["| family | topic | reference implementation | cogen |", "|---|---|---|---|"]
     lines += [f"| {family(name).title} | {item.topic} | {item.reference} | {item.cogen} |"

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from cogen.card._png import encode_png, read_png_text, write_png_atomic
-from cogen.families import family
+from cogen.family import family
 from cogen.folder import PREVIEW_DIR, folder_manifests, preview_path
 from cogen.palette import ARC_RGB
 

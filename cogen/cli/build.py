@@ -198,7 +198,9 @@ def sample(
 ) -> None:
     """Draw one input/output pair for a sequence and show it in the terminal in colour."""
     from cogen.cli._display import grids_side_by_side
-    from cogen.generate.single import sample_one
+    from cogen.family import family
+
+    sample_one = family(None).load("sample")  # the default family draws `cogen sample`
 
     height, width = _grid_size(grid)
     result = sample_one([t.strip() for t in transforms.split(",") if t.strip()], height=height, width=width,

@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 from cogen.cli import _console
 from cogen.cli._help import examples
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
-from cogen.families import FAMILIES, Family, option_help
+from cogen.family import FAMILIES, Family, option_help
 
 __all__ = ["register"]
 

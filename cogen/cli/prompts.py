@@ -11,7 +11,7 @@ from cogen.cli import _console
 from cogen.cli._help import examples
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
 from cogen.cli._progress import progress_bar
-from cogen.families import option_help
+from cogen.family import option_help
 
 __all__ = ["register"]
 

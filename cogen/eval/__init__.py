@@ -24,7 +24,7 @@ from typing import Any
 from cogen.errors import EvalError
 from cogen.eval._text import percent
 from cogen.eval.predictions import write_predictions
-from cogen.families import Evaluator, family
+from cogen.family import Evaluator, family
 from cogen.folder import SplitData, read_split
 
 __all__ = ["baseline_records", "evaluate", "evaluator_options", "expected_ids", "summary_rows", "write_baseline",
@@ -48,7 +48,7 @@ def evaluator_options(split: SplitData, options: dict[str, Any]) -> tuple[Evalua
 
 
 def _families_with_option(name: str):
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     return [f for f in FAMILIES.values() if name in f.evaluation().OPTIONS]
 

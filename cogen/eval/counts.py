@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from cogen.families import family
+from cogen.family import family
 
 __all__ = ["valid_counts"]
 

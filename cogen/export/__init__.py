@@ -120,7 +120,7 @@ GENERIC_FORMATS: tuple[ExportFormat, ...] = (
 def formats() -> Mapping[str, ExportFormat]:
     """Every format by name: the generic ones, then those the families declare (``FORMATS`` of each
     family's ``exporter`` module, which take that family's configs only)."""
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     found = {record.name: record for record in GENERIC_FORMATS}
     for family in FAMILIES.values():
@@ -139,7 +139,7 @@ def _check_options(record: ExportFormat, options: Mapping[str, Any]) -> None:
 
 
 def _check_family(record: ExportFormat, source: ExportSource) -> None:
-    from cogen.families import FAMILIES, family
+    from cogen.family import FAMILIES, family
 
     if record.family is not None and record.family != source.family:
         raise DataError(f"config {source.config} is a {family(source.family).title} config; the {record.name} "

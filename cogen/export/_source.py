@@ -36,7 +36,7 @@ class ExportSource:
     @property
     def family(self) -> str:
         """The family name of the config (a manifest without one is the default family's)."""
-        from cogen.families import DEFAULT_FAMILY
+        from cogen.family import DEFAULT_FAMILY
 
         return self.manifest.get("family", DEFAULT_FAMILY)
 

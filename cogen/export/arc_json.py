@@ -45,7 +45,7 @@ def pair(grid_in, grid_out) -> dict:
 
 def _takers() -> dict[str, object]:
     """Family title -> its ``arc_tasks``, for the families whose rows make ARC tasks."""
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     hooks = {f.title: getattr(f.load("exporter"), "arc_tasks", None) for f in FAMILIES.values()}  # None: no exporter
     return {title: hook for title, hook in hooks.items() if hook is not None}
@@ -58,7 +58,7 @@ def describe() -> str:
 
 def _hook(source: ExportSource, options: dict):
     """The family's ``arc_tasks``, after checking that it exists and takes ``options``."""
-    from cogen.families import family
+    from cogen.family import family
 
     record = family(source.family)
     hook = getattr(record.load("exporter"), "arc_tasks", None)  # None when the family has no exporter

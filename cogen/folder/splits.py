@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogen.errors import DataError
-from cogen.families import DEFAULT_FAMILY
+from cogen.family import DEFAULT_FAMILY
 from cogen.folder.layout import MANIFEST_DIR, manifest_path
 
 __all__ = ["SplitData", "is_dataset_folder", "is_repo_id", "read_split", "split_files"]
@@ -33,7 +33,7 @@ class SplitData:
 
     @property
     def family(self) -> str:
-        """The family name of the config (a key of :data:`cogen.families.FAMILIES`)."""
+        """The family name of the config (a key of :data:`cogen.family.FAMILIES`)."""
         return self.manifest.get("family", DEFAULT_FAMILY)
 
     @property

@@ -58,7 +58,7 @@ class ColumnView:
 
     def check_family(self, name: str, config: str) -> None:
         """A clear error when ``config`` (of family ``name``) is not of the family this view takes."""
-        from cogen.families import FAMILIES, family
+        from cogen.family import FAMILIES, family
 
         if self.family is not None and self.family != name:
             raise DataError(f"config {config} is a {family(name).title} config; the {self.name} view takes "
@@ -103,7 +103,7 @@ AS_BUILT = ColumnView("cogen", "the rows as built")
 @cache
 def column_views() -> Mapping[str, ColumnView]:
     """Every ``--columns`` view by name: :data:`AS_BUILT`, then those the families declare."""
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     views = {AS_BUILT.name: AS_BUILT}
     for family in FAMILIES.values():

@@ -35,7 +35,7 @@ def export_prompts(data: str | Path, config: str, split: str, out: str | Path,
     ``progress("prompts", advance, total)`` hears of every prompt written (``advance=0``: the total).
     """
     from cogen.errors import EvalError, os_error_text
-    from cogen.families import family
+    from cogen.family import family
     from cogen.folder import read_split
 
     split_data = read_split(data, config, split)
@@ -62,7 +62,7 @@ def export_prompts(data: str | Path, config: str, split: str, out: str | Path,
 def _prompt_count(split_data, options: dict[str, Any]) -> int:
     """How many prompts a split makes: one per prediction id it expects."""
     from cogen.eval import expected_ids
-    from cogen.families import family
+    from cogen.family import family
 
     evaluator = family(split_data.family).evaluation()
     return len(expected_ids(split_data, **{k: v for k, v in options.items() if k in evaluator.OPTIONS}))

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from cogen.card import check_card_owner, folder_card_checksums, is_cogen_card, write_card
 from cogen.errors import BuildError, BuildInterrupted, os_error_text
-from cogen.families import Builder, Setting, family
+from cogen.family import Builder, Setting, family
 from cogen.folder import (
                           MANIFEST_FORMAT,
                           FolderLock,

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cogen.errors import CogenError
-from cogen.families import family
+from cogen.family import family
 from cogen.folder import arrow_schema, environment_versions, file_sha256
 from cogen.pipeline.check import Check
 from cogen.pipeline.executors import make_executor

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cogen.errors import BuildError, os_error_text
-from cogen.families import DEFAULT_FAMILY, family
+from cogen.family import DEFAULT_FAMILY, family
 from cogen.folder import arrow_schema, file_sha256, shard_record, shard_relpath
 from cogen.folder.atomic import atomic_write
 from cogen.pipeline.parquet import PARQUET_FORMAT, read_stamp, write_parquet

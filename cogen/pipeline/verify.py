@@ -33,7 +33,7 @@ from typing import Protocol
 import numpy as np
 import yaml
 
-from cogen.families import family
+from cogen.family import family
 from cogen.folder import (
                           CARD_FILE,
                           arrow_schema,

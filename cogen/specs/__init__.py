@@ -2,7 +2,7 @@
 
 ``load_spec("c3")`` reads the packaged ``split_specs/c3.yaml`` (the paper's text) and
 ``load_spec("as_run/c3")`` ``split_specs/as_run/c3.yaml`` (the conditions the paper's numbers came
-from); ``load_spec("my.yaml")`` reads a file. The ``family`` key picks the parser from the family registry (:mod:`cogen.families`):
+from); ``load_spec("my.yaml")`` reads a file. The ``family`` key picks the parser from the family registry (:mod:`cogen.family`):
 ``cogitao`` (default; transformation sequences on bank objects, :mod:`cogen.families.cogitao.spec`) or
 ``carc`` (Compositional-ARC episodes, :mod:`cogen.families.carc.spec`).
 """
@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cogen import families
 from cogen._resources import packaged_specs
 from cogen.errors import SpecError, UnknownNameError
-from cogen.families import DEFAULT_FAMILY, family
+from cogen.family import DEFAULT_FAMILY, FAMILIES, Setting, family
 from cogen.specs._fields import Range, read_name
 from cogen.specs._yaml import Located, load_located, read_located
 from cogen.specs.splits import ID_SPLITS, OOD_SPLITS, SPLITS
@@ -66,24 +65,24 @@ def locate_configs(selector: str | Path) -> tuple[Path, list[str] | None]:
     return next(iter(holders.values())), [str(selector)]
 
 
-def load_spec(path_or_name: str | Path) -> families.Setting:
+def load_spec(path_or_name: str | Path) -> Setting:
     """Read, validate and check a spec file (path or packaged name) into its frozen object."""
     path = resolve_spec_path(path_or_name)
     return _parse(read_located(path))
 
 
-def parse_spec_text(text: str, source: str = "<spec>") -> families.Setting:
+def parse_spec_text(text: str, source: str = "<spec>") -> Setting:
     """Validate spec ``text`` (YAML) as if it were read from the file ``source``."""
     return _parse(load_located(text, source))
 
 
-def _parse(doc: Located) -> families.Setting:
+def _parse(doc: Located) -> Setting:
     if not isinstance(doc.data, dict):
         raise SpecError("a spec file must be a mapping at the top level", where=doc.where(()))
     name = doc.data.get("family", DEFAULT_FAMILY)
     if not isinstance(name, str):
         raise SpecError(f"expected a family name, got a {type(name).__name__}", where=doc.where(("family",)),
-                        fix=f"write one of: {', '.join(families.FAMILIES)}")
+                        fix=f"write one of: {', '.join(FAMILIES)}")
     setting = family(name, where=doc.where(("family",))).load("spec_parser")(doc)
     _check_config_names(doc, [config.name for config in setting.configs])
     return setting

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from cogen.errors import DataError, GenerationError, SpecError
-from cogen.families import family
+from cogen.family import family
 from cogen.io.arrays import DEPTH, PAD_VALUE
 from cogen.pipeline.dedup import MAX_RETRIES
 from cogen.specs import SPLITS, load_spec, locate_configs
@@ -225,7 +225,7 @@ class SampleStream:
 
 def _stream_source(setting, config: str | None, split: str, path) -> StreamSource:
     """The samples of the family of ``setting``; a clear error for a family that has no streams."""
-    from cogen.families import FAMILIES
+    from cogen.family import FAMILIES
 
     record = family(setting.family)
     make = record.load("stream")

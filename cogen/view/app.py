@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from cogen.errors import CogenError, DataError
-from cogen.families import family
+from cogen.family import family
 from cogen.specs.splits import OOD_SPLITS, SPLITS
 from cogen.view.index import FacetIndex
 from cogen.view.source import open_source

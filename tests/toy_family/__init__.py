@@ -7,7 +7,7 @@ registers it for one test, then builds, verifies, scores, prompts and cards it.
 
 from types import MappingProxyType
 
-from cogen.families import Family
+from cogen.family import Family
 
 TOY = Family(
     name="toy",

@@ -1,6 +1,6 @@
 """Numba kernel of ``cogen verify``'s row keys: 128 bits per (grid, tag), independent of the sampler.
 
-The sampler deduplicates with its own FNV-style key (:func:`cogen.generate._sampler.content_key`);
+The sampler deduplicates with its own FNV-style key (:func:`cogen.families.cogitao.generate._sampler.content_key`);
 verifying uniqueness with that same function would trust it. :func:`grid_keys` hashes a different
 framing (height and width, a caller's tag such as the sequence's id, then the cells eight at a
 time) with MurmurHash3's 64-bit finaliser in two lanes. Equal rows always get equal keys; two

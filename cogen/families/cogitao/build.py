@@ -24,9 +24,16 @@ from pathlib import Path
 import numpy as np
 
 from cogen.errors import GenerationError
+from cogen.families.cogitao.generate.program import DEFAULT_MAX_ATTEMPTS
+from cogen.families.cogitao.generate.sampler import (
+    CAUSES,
+    SplitJob,
+    generate_rows,
+    rejection_fix,
+    rejection_text,
+    require_ok,
+)
 from cogen.families.cogitao.schema import Experiment, Setting
-from cogen.generate.program import DEFAULT_MAX_ATTEMPTS
-from cogen.generate.sampler import CAUSES, SplitJob, generate_rows, rejection_fix, rejection_text, require_ok
 from cogen.pipeline.dedup import duplicates, plan_retries
 from cogen.pipeline.parquet import ROW_GROUP_ROWS
 from cogen.pipeline.shards import ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table

@@ -1,7 +1,7 @@
 """COGITAO's endless samples: the ``stream`` role of its record, read by :class:`cogen.stream.SampleStream`.
 
 Sample ``i`` of a stream is the same pure function of (spec, config, split, index, seed) as row
-``i`` of a build (:func:`cogen.generate.sampler.generate_rows` at retry 0), and a stored row's key
+``i`` of a build (:func:`cogen.families.cogitao.generate.sampler.generate_rows` at retry 0), and a stored row's key
 (:func:`stored_keys`) is the one the sampler gives it, so a stream can leave out every pair a
 build stored. Out-of-domain sequences are never drawn for training: they are not in the in-domain
 domain.
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from cogen.errors import DataError, SpecError
+from cogen.families.cogitao.generate.sampler import SplitJob, generate_rows, require_ok
 from cogen.families.cogitao.schema import Experiment, Setting
-from cogen.generate.sampler import SplitJob, generate_rows, require_ok
 
 __all__ = ["GUARD_COLUMNS", "CogitaoStream", "stored_keys", "stream_source"]
 
@@ -76,10 +76,10 @@ def _one_experiment(setting: Setting, name: str | None, path) -> Experiment:
 
 
 def stored_keys(table) -> np.ndarray:
-    """The sampler's content key (:func:`cogen.generate._sampler.content_key`) of every stored row."""
+    """The sampler's content key (:func:`cogen.families.cogitao.generate._sampler.content_key`) of every stored row."""
     import pyarrow.compute as pc
 
-    from cogen.generate._sampler import content_keys
+    from cogen.families.cogitao.generate._sampler import content_keys
     from cogen.io._arrow import column_shapes, pad_grid_column
     from cogen.io.arrays import task_tokens
 

@@ -1,7 +1,7 @@
 """The string-to-grid programs family of ``cogen build``: one config per setting, one row per function.
 
 Function ``i`` of a config is a pure function of (seed, config name, i, retry)
-(:func:`cogen.programs.functions.sample`). The builder samples every function of a config once,
+(:func:`cogen.families.programs.functions.sample`). The builder samples every function of a config once,
 regenerates the repeats of an earlier function in canonical order (the paper's functions are
 "different"; :func:`cogen.pipeline.dedup.plan_retries`), records those regenerations in the
 manifest and writes the rows in shards; any shard can be regenerated from the manifest alone.
@@ -16,11 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cogen._rng import retry_numbers
-from cogen.families.programs.spec import SPLIT, ProgramsConfig, ProgramsSetting, setting_from_dict
-from cogen.pipeline.dedup import plan_retries
-from cogen.pipeline.parquet import ROW_GROUP_ROWS
-from cogen.pipeline.shards import ConfigPlan, ShardTask, shard_ranges, task_table
-from cogen.programs.functions import (
+from cogen.families.programs.functions import (
     CELLS,
     CHARACTERS,
     INPUTS,
@@ -31,6 +27,10 @@ from cogen.programs.functions import (
     sample,
     stream_seed,
 )
+from cogen.families.programs.spec import SPLIT, ProgramsConfig, ProgramsSetting, setting_from_dict
+from cogen.pipeline.dedup import plan_retries
+from cogen.pipeline.parquet import ROW_GROUP_ROWS
+from cogen.pipeline.shards import ConfigPlan, ShardTask, shard_ranges, task_table
 
 __all__ = ["COLUMNS", "GENERATOR_VERSION", "FunctionsJob", "ProgramsBuilder", "regenerate_table", "rows_table",
            "shard_tables"]

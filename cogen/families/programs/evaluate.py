@@ -11,7 +11,7 @@ program that writes nothing and gets every sample wrong (L(P⁺) = 0, E = 16, C 
 under ``format_errors`` (``missing``, ``duplicate id``, ``no code``, ``syntax error``, ``too long``,
 ``too complex``); ``n_valid`` counts the others.
 
-The programs run in :class:`cogen.programs.sandbox.Sandbox`, confined by the kernel; on a machine
+The programs run in :class:`cogen.sandbox.sandbox.Sandbox`, confined by the kernel; on a machine
 without isolation the evaluation refuses to start unless ``unsafe`` (``--unsafe-run-untrusted-code``)
 is given. Model names and ids from the replies file are cleaned before they are shown.
 """
@@ -28,11 +28,11 @@ from pathlib import Path
 import numpy as np
 
 from cogen.errors import EvalError
+from cogen.families.programs.code import extract_code
+from cogen.families.programs.score import Program, markdown_table, score_programs, summarize, table
 from cogen.folder import SplitData, read_split
-from cogen.programs.code import extract_code
-from cogen.programs.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
-from cogen.programs.score import Program, markdown_table, score_programs, summarize, table
-from cogen.programs.text import clean
+from cogen.safe_text import clean
+from cogen.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 
 __all__ = ["BASELINES", "HEADLINES", "OPTIONS", "RawReplies", "Reply", "baseline", "evaluate_table", "expected_ids",
            "read", "read_replies", "score", "summary_rows", "write", "write_replies"]
@@ -112,7 +112,7 @@ def expected_ids(split: SplitData, **options) -> list[str]:
 
 def baseline(split: SplitData, kind: str, **options) -> Iterator[tuple[str, str]]:
     """``(id, reply)`` of a trivial baseline of :data:`BASELINES` for every function of the split."""
-    from cogen.programs.styles import program
+    from cogen.families.programs.styles import program
 
     columns = split.table.select(["id", "cell_groups", "patterns"]).to_pydict()
     for name, groups, patterns in zip(columns["id"], columns["cell_groups"], columns["patterns"], strict=True):
@@ -264,7 +264,7 @@ def _programs_split(data, config: str, split: str) -> SplitData:
 
 
 def _scores_of(metrics: dict):
-    from cogen.programs.score import FunctionScore
+    from cogen.families.programs.score import FunctionScore
 
     keys = ("id", "model", "setting", "status", "sum_n", "sum_m", "errors", "prompt_version", "function", "failures")
     return [FunctionScore(**{k: f[k] for k in keys}) for f in metrics["functions"]]

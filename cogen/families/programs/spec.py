@@ -20,7 +20,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 
 from cogen.errors import SpecError, UnknownNameError
-from cogen.programs.functions import SETTINGS
+from cogen.families.programs.functions import SETTINGS
 from cogen.specs._fields import expect_keys, read_int, read_list, read_name
 from cogen.specs._yaml import Located
 

@@ -1,6 +1,6 @@
 """How the sandbox's fork servers are confined: bubblewrap, or nothing when the user opts out.
 
-Chosen once per :class:`cogen.programs.sandbox.Sandbox` by :func:`choose`:
+Chosen once per :class:`cogen.sandbox.sandbox.Sandbox` by :func:`choose`:
 
 * **bubblewrap** (``bwrap``, the Debian/Ubuntu/Fedora package ``bubblewrap``): each fork server runs
   in its own user, PID, network, mount, IPC, UTS and cgroup namespaces, with no capabilities,
@@ -119,8 +119,8 @@ def bwrap_command(bwrap: str, server: list[str], sites: tuple[str, ...] = (),
 def choose(unsafe: bool | None = None) -> Isolation:
     """The isolation of this run: bubblewrap with the seccomp filter, or ``none`` when the user opted
     out; :class:`IsolationUnavailable` when neither. (Whether bubblewrap can create namespaces here is
-    learnt when the first server starts: :meth:`cogen.programs.sandbox.Sandbox.__enter__`.)"""
-    from cogen.programs.seccomp import SeccompUnavailable, compile_filters
+    learnt when the first server starts: :meth:`cogen.sandbox.sandbox.Sandbox.__enter__`.)"""
+    from cogen.sandbox.seccomp import SeccompUnavailable, compile_filters
 
     if unsafe_requested(unsafe):
         try:

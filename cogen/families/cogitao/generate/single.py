@@ -43,9 +43,9 @@ def sample_one(transforms, height: int = 20, width: int = 20, objects: int = 2, 
     """
     from cogen.bank import load_bank, parse_where
     from cogen.engine import resolve
+    from cogen.families.cogitao.generate.sampler import SplitJob, generate_rows, rejection_fix, rejection_text
     from cogen.families.cogitao.schema import Domain, Grid, ObjectFilter, SequenceSet
     from cogen.families.cogitao.spec import MAX_GRID, max_objects_on_grid, object_query
-    from cogen.generate.sampler import SplitJob, generate_rows, rejection_fix, rejection_text
     from cogen.specs import Range
 
     if not transforms:

@@ -37,8 +37,8 @@ class Program:
     capacity: tuple[int, int, int, int]  # max height, max width, max objects, max depth
 
     def arrays(self):
-        """The :data:`cogen.generate._sampler.ProgramArrays` the kernels take, each field by name."""
-        from cogen.generate._sampler import ProgramArrays
+        """The :data:`cogen.families.cogitao.generate._sampler.ProgramArrays` the kernels take, each field by name."""
+        from cogen.families.cogitao.generate._sampler import ProgramArrays
 
         return ProgramArrays(**{name: getattr(self, name) for name in ProgramArrays._fields})
 
@@ -46,8 +46,8 @@ class Program:
 def compile_domain(domain: Domain, bank, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Program:
     """Turn ``domain`` into a :class:`Program` over ``bank`` (a :class:`cogen.bank.Bank`)."""
     from cogen.engine import TRANSFORMS, resolve
+    from cogen.families.cogitao.generate._sampler import DOMAIN_PARAMS
     from cogen.families.cogitao.spec import object_query
-    from cogen.generate._sampler import DOMAIN_PARAMS
 
     seqs = domain.sequences
     listed = seqs.sequences if seqs.explicit else seqs.exclude

@@ -3,7 +3,7 @@
 A program P is read as a hypothetical mapping table P⁺; ``L(P⁺) = Σn_z + Σm_z``. The rules
 (spec programs.md §B.2 and decision 2), all applied to the syntax tree, so comments never count:
 
-* **Input and output values**: as :mod:`cogen.programs.values` defines them (a word of the letters
+* **Input and output values**: as :mod:`cogen.families.programs.values` defines them (a word of the letters
   A-H; each ``.``/``*``, a 0/1 grid string, the cells of a grid display; bits of an encoded dict key).
   Bare string statements (docstrings) write nothing and are skipped.
 * **Combinations** (Σn_z): sets of input values that together determine output, of three kinds:
@@ -33,7 +33,7 @@ A program P is read as a hypothetical mapping table P⁺; ``L(P⁺) = Σn_z + Σ
 Untrusted programs get bounded work: longer than :data:`MAX_SOURCE` characters is ``too long``, and
 an analysis that visits more than :data:`MAX_STEPS` nodes stops as ``too complex`` (a count, not a
 clock, so the result never depends on the machine). :func:`analyze` also names the program's entry
-point (:func:`cogen.programs.entry.entry_point`).
+point (:func:`cogen.sandbox.entry.entry_point`).
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from cogen.programs.values import grid_cells, is_int, key_units, letters, output_count, token_text, words
-from cogen.programs.variables import variables as _variables
+from cogen.families.programs.values import grid_cells, is_int, key_units, letters, output_count, token_text, words
+from cogen.families.programs.variables import variables as _variables
 
 __all__ = ["MAX_SOURCE", "MAX_STEPS", "Analysis", "Combination", "Output", "analyze", "value_text"]
 
-#: Longest program analysed (characters): as :data:`cogen.programs.code.MAX_PROGRAM`.
+#: Longest program analysed (characters): as :data:`cogen.families.programs.code.MAX_PROGRAM`.
 MAX_SOURCE = 100_000
 #: Most syntax-tree nodes the analysis may visit (honest programs visit a few thousand).
 MAX_STEPS = 2_000_000
@@ -413,7 +413,7 @@ class _Walker:
 def analyze(source: str, function: str = "f") -> Analysis:
     """The combinations, output values and L(P⁺) of a program's source (see the module docstring),
     and its entry point (``function`` is the one the prompt asks for)."""
-    from cogen.programs.entry import entry_point
+    from cogen.sandbox.entry import entry_point
 
     if not isinstance(source, str):
         return Analysis(error="no program")

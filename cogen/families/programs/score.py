@@ -23,9 +23,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from cogen.programs.functions import CELLS, CHARACTERS, LETTERS_PER_CHARACTER, SAMPLES, SETTINGS
-from cogen.programs.tables import markdown_tables
-from cogen.programs.text import clean
+from cogen.families.programs.functions import CELLS, CHARACTERS, INPUTS, LETTERS_PER_CHARACTER, SAMPLES, SETTINGS
+from cogen.families.programs.tables import markdown_tables
+from cogen.safe_text import clean
 
 __all__ = ["L_S", "L_Z", "LOW_ERRORS", "LOW_LENGTH", "ROW", "FunctionScore", "ModelSummary", "Program",
            "compositionality", "explain_lines", "markdown_table", "program_length", "program_type", "score_programs",
@@ -68,7 +68,7 @@ class FunctionScore:
     ``status`` is ``ok`` (the program was read), ``no code``, ``missing``, ``duplicate id``,
     ``syntax error``, ``too long`` or ``too complex``; programs not read have L(P⁺) = 0 and E = 16
     (every sample wrong), so C = 0. ``function`` is the function the sandbox called
-    (:func:`cogen.programs.entry.entry_point`; None for a script). ``failures`` counts the reasons of
+    (:func:`cogen.sandbox.entry.entry_point`; None for a script). ``failures`` counts the reasons of
     the wrong samples (``wrong output``, ``time limit``, exceptions by type, ...).
     """
 
@@ -161,7 +161,7 @@ def table(summaries: Iterable[ModelSummary], low_length: float | None = None, lo
                            "low_errors": LOW_ERRORS if low_errors is None else low_errors}}
 
 
-#: The report as the paper's Table 1 and Table 2 in Markdown (:func:`cogen.programs.tables.markdown_tables`).
+#: The report as the paper's Table 1 and Table 2 in Markdown (:func:`cogen.families.programs.tables.markdown_tables`).
 markdown_table = markdown_tables
 
 
@@ -201,26 +201,26 @@ def _status(error: str | None) -> str:
 
 def _start(program: Program, sandbox, function: str):
     """The analysis of a program and, when it can be run, its run started in the background."""
-    from cogen.programs.analysis import analyze
+    from cogen.families.programs.analysis import analyze
 
     if program.code is None:
         return None, None
     analysis = analyze(program.code, function)
     if analysis.error is not None:
         return analysis, None
-    return analysis, sandbox.submit(program.code, entry=analysis.entry, mode=analysis.mode)
+    return analysis, sandbox.submit(program.code, INPUTS, entry=analysis.entry, mode=analysis.mode)
 
 
 def score_programs(programs: Sequence[Program], targets: Mapping[str, tuple[str, Sequence[str]]], sandbox,
                    explain: bool = False) -> tuple[list[FunctionScore], dict[str, list[str]]]:
     """Score each program against its function: ``targets[id] = (setting, 16 target cells)``.
 
-    L(P⁺) by :func:`cogen.programs.analysis.analyze`, E by running the programs it could read in
-    ``sandbox`` (a :class:`cogen.programs.sandbox.Sandbox`; each starts as soon as it is analysed).
+    L(P⁺) by :func:`cogen.families.programs.analysis.analyze`, E by running the programs it could read in
+    ``sandbox`` (a :class:`cogen.sandbox.sandbox.Sandbox`; each starts as soon as it is analysed).
     Returns the scores and, when ``explain``, the explanation lines of each program keyed
     ``<model> / <id>``.
     """
-    from cogen.programs.sandbox import RunResult
+    from cogen.sandbox import RunResult
 
     started = [_start(p, sandbox, sandbox.function) for p in programs]
     scores, explanations = [], {}
@@ -246,7 +246,7 @@ def _rows(cells: str) -> str:
 
 
 def _counting_lines(analysis) -> list[str]:
-    from cogen.programs.analysis import value_text
+    from cogen.families.programs.analysis import value_text
 
     first: dict = {}
     records = []
@@ -271,9 +271,7 @@ def _entry_line(analysis) -> list[str]:
 def explain_lines(score: FunctionScore, analysis, run, wanted: Sequence[str], program: Program | None = None) -> list[str]:
     """How a program's score was counted, line by line: each combination (repeats marked), each
     output value, the function called, then each wrong sample, L(P), C(P) and the type. Every text
-    that comes from the reply is cleaned (:func:`cogen.programs.text.clean`)."""
-    from cogen.programs.functions import INPUTS
-
+    that comes from the reply is cleaned (:func:`cogen.safe_text.clean`)."""
     lines = [clean(f"{score.model} / {score.id} ({score.setting}; prompt {score.prompt_version or 'not recorded'}): "
                    f"{score.status}", 200)]
     if program is not None and program.detail:

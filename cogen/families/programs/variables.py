@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from cogen.programs.values import letters
+from cogen.families.programs.values import letters
 
 __all__ = ["variables"]
 

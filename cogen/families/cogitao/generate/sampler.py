@@ -19,15 +19,15 @@ import numpy as np
 
 from cogen._rng import retry_numbers
 from cogen.errors import GenerationError
+from cogen.families.cogitao.generate import _sampler
+from cogen.families.cogitao.generate._sampler import CAUSES
+from cogen.families.cogitao.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
 from cogen.families.cogitao.schema import Domain
-from cogen.generate import _sampler
-from cogen.generate._sampler import CAUSES
-from cogen.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
 from cogen.render import RenderSettings
 
 __all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix", "rejection_text", "require_ok"]
 
-#: Names of the arrays :func:`generate_rows` returns: the fields of the kernel's :data:`~cogen.generate._sampler.Rows`.
+#: Names of the arrays :func:`generate_rows` returns: the fields of the kernel's :data:`~cogen.families.cogitao.generate._sampler.Rows`.
 ROW_FIELDS = _sampler.Rows._fields
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cogen.programs.functions import SETTING_TITLES
-from cogen.programs.text import markdown_cell
+from cogen.families.programs.functions import SETTING_TITLES
+from cogen.safe_text import markdown_cell
 
 __all__ = ["EXTENDED", "markdown_tables"]
 
@@ -73,7 +73,7 @@ def _types(report: Mapping) -> list[str]:
 
 
 def markdown_tables(report: Mapping) -> str:
-    """The report (:func:`cogen.programs.score.table`) as the paper's Table 1 and Table 2 (see the module
+    """The report (:func:`cogen.families.programs.score.table`) as the paper's Table 1 and Table 2 (see the module
     docstring), then the bounds and cogen's types."""
     base = [s for s in report["settings"] if s not in EXTENDED]
     extended = [s for s in report["settings"] if s in EXTENDED]

@@ -1,23 +1,23 @@
 """E of a program: run it on the 16 inputs in a confined process with CPU, memory and file limits.
 
-A :class:`Sandbox` starts ``workers`` fork servers (:mod:`cogen.programs._sandbox_child`), each
-confined by the kernel as :mod:`cogen.programs.isolation` chooses (bubblewrap namespaces, a
+A :class:`Sandbox` starts ``workers`` fork servers (:mod:`cogen.sandbox._child`), each
+confined by the kernel as :mod:`cogen.sandbox.isolation` chooses (bubblewrap namespaces, a
 read-only view of the Python installation, no network, no ``/proc``), or unconfined when the user
 opts out. A server never runs model code itself: each program runs in a **fresh child** forked from
 it, which cannot touch the server (the server is non-dumpable, and the seccomp filter of
-:mod:`cogen.programs.seccomp` refuses signals, ``ptrace``, new processes and sockets in the child).
+:mod:`cogen.sandbox.seccomp` refuses signals, ``ptrace``, new processes and sockets in the child).
 
 The limits count **CPU time** (``timeout`` seconds for all 16 inputs, from the child's own CPU clock),
 so a busy machine does not turn a pass into a timeout; a wall-clock limit of
 ``WALL_FACTOR x timeout + WALL_EXTRA`` seconds only ends a program that sleeps. Whatever a
 program does (loop, allocate, crash, print, exit, attack), the sandbox answers a :class:`RunResult`
 with a reason for every input that has no well-formed output, and the server's answers are checked
-by :mod:`cogen.programs.protocol` (a nonce per job, types and sizes): a worker that answers anything
+by :mod:`cogen.sandbox.protocol` (a nonce per job, types and sizes): a worker that answers anything
 else is ended, that one job is a ``sandbox failure``, and a fresh worker takes the next.
 
 Accepted outputs (decision 2): a string of 4 lines of 4 ``.``/``*`` characters, a list of 4 such
 strings, or a 4x4 list of one-character strings, returned or, when the function returns nothing,
-printed. The program's function is chosen by :func:`cogen.programs.entry.entry_point`; a script that
+printed. The program's function is chosen by :func:`cogen.sandbox.entry.entry_point`; a script that
 reads ``input()`` is run once per input.
 """
 
@@ -36,9 +36,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from cogen.errors import EvalError
-from cogen.programs.functions import INPUTS
-from cogen.programs.isolation import Isolation, IsolationUnavailable, choose, python_paths, scratch_folder
-from cogen.programs.protocol import MAX_ANSWER, RunResult, check_answer, check_hello, job
+from cogen.sandbox.isolation import Isolation, IsolationUnavailable, choose, python_paths, scratch_folder
+from cogen.sandbox.protocol import MAX_ANSWER, RunResult, check_answer, check_hello, job
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_TIMEOUT", "WALL_EXTRA", "WALL_FACTOR", "RunResult", "Sandbox",
            "isolation_problem", "run_programs"]
@@ -51,7 +50,7 @@ DEFAULT_MEMORY_MB = 256
 WALL_FACTOR, WALL_EXTRA = 5.0, 5.0
 #: Seconds the scorer waits for an answer beyond the wall-clock limit, and for a server to start.
 _GRACE, _STARTUP = 10.0, 60.0
-_CHILD = Path(__file__).with_name("_sandbox_child.py")
+_CHILD = Path(__file__).with_name("_child.py")
 #: The environment of every server (nothing of the scorer's: no token, no home).
 _ENVIRONMENT = {"LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PATH": "/nonexistent"}
@@ -107,7 +106,7 @@ class _Worker:
         self.greet(self.launch())
 
     def stderr(self) -> str:
-        from cogen.programs.text import clean
+        from cogen.safe_text import clean
 
         self.log.seek(0)
         lines = [line for line in self.log.read(4096).decode("utf-8", "replace").splitlines() if line.strip()]
@@ -194,7 +193,7 @@ class Sandbox:
     ``timeout`` is CPU seconds per program (16 inputs), ``memory_mb`` its address space, ``function``
     the function the prompt asks for. ``unsafe`` opts out of isolation (default: the environment
     variable ``COGEN_UNSAFE_RUN_UNTRUSTED_CODE``); without it, a machine with no isolation raises
-    :class:`cogen.programs.isolation.IsolationUnavailable`.
+    :class:`cogen.sandbox.isolation.IsolationUnavailable`.
 
     >>> with Sandbox() as sandbox:                                  # doctest: +SKIP
     ...     result, = sandbox.run(["def f(s): return '....\\\\n' * 4"])
@@ -253,19 +252,19 @@ class Sandbox:
         finally:
             self._idle.put(worker)
 
-    def submit(self, source: str, inputs: Sequence[str] = INPUTS, entry: str | None = None,
+    def submit(self, source: str, inputs: Sequence[str], entry: str | None = None,
                mode: str | None = None) -> Future:
         """Run one program in the background: a future :class:`RunResult`. ``entry`` and ``mode`` (``call``
-        or ``script``) default to :func:`cogen.programs.entry.entry_point` of the source."""
+        or ``script``) default to :func:`cogen.sandbox.entry.entry_point` of the source."""
         if self._pool is None:
             raise RuntimeError("use the Sandbox as a context manager")
         if mode is None:
-            from cogen.programs.entry import entry_point
+            from cogen.sandbox.entry import entry_point
 
             entry, mode = entry_point(source, self.function)
         return self._pool.submit(self._run_one, source, list(inputs), entry, mode)
 
-    def run(self, sources: Sequence[str], inputs: Sequence[str] = INPUTS) -> list[RunResult]:
+    def run(self, sources: Sequence[str], inputs: Sequence[str]) -> list[RunResult]:
         """Run every program on ``inputs`` (in parallel over the workers); one result per program."""
         futures = [self.submit(source, inputs) for source in sources]
         return [future.result() for future in futures]
@@ -273,7 +272,7 @@ class Sandbox:
 
 def isolation_problem() -> str | None:
     """None when programs can run confined here (a confined server starts and says hello), else why not
-    (the one-line refusal :class:`cogen.programs.isolation.IsolationUnavailable` gives)."""
+    (the one-line refusal :class:`cogen.sandbox.isolation.IsolationUnavailable` gives)."""
     try:
         with Sandbox(workers=1, unsafe=False):
             return None
@@ -281,7 +280,7 @@ def isolation_problem() -> str | None:
         return str(error)
 
 
-def run_programs(sources: Sequence[str], inputs: Sequence[str] = INPUTS, **options) -> list[RunResult]:
+def run_programs(sources: Sequence[str], inputs: Sequence[str], **options) -> list[RunResult]:
     """Run programs in a fresh :class:`Sandbox` (``options``: workers, timeout, memory_mb, function, unsafe)."""
     with Sandbox(**options) as sandbox:
         return sandbox.run(sources, inputs)

@@ -1,12 +1,12 @@
 """The sandbox's fork server: a stand-alone script (standard library only) that runs untrusted programs.
 
-:mod:`cogen.programs.sandbox` starts this file as ``python -S -s -P -c <its text> <config JSON>``,
-normally inside bubblewrap (:mod:`cogen.programs.isolation`). It trusts only the scorer, never a
+:mod:`cogen.sandbox.sandbox` starts this file as ``python -S -s -P -c <its text> <config JSON>``,
+normally inside bubblewrap (:mod:`cogen.sandbox.isolation`). It trusts only the scorer, never a
 program. At start it
 
 * makes itself non-dumpable (``PR_SET_DUMPABLE`` 0: no process of its uid without capabilities can
   read or write its memory, descriptors or environment) and sets ``no_new_privs``;
-* loads the seccomp filter it was given for itself (:mod:`cogen.programs.seccomp`; its programs
+* loads the seccomp filter it was given for itself (:mod:`cogen.sandbox.seccomp`; its programs
   inherit it), checks in a probe child that the programs' own filter loads and that a ``fork`` and a
   socket are refused, then answers ``{"hello": <nonce>, ...}`` on stdout.
 

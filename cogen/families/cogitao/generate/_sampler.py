@@ -44,10 +44,10 @@ P_SIZE = 14
 #: ``DOMAIN_PARAMS.pack(explicit=..., depth_lo=..., h_lo=..., ...)``: a domain's ``params``, every slot by name.
 DOMAIN_PARAMS = Slots.of(globals(), "P_", P_SIZE, np.int64, complete=True)
 
-#: A domain's arrays as :func:`generate` takes them (see :class:`cogen.generate.program.Program`).
+#: A domain's arrays as :func:`generate` takes them (see :class:`cogen.families.cogitao.generate.program.Program`).
 ProgramArrays = namedtuple("ProgramArrays", ("sequences", "pool", "token_bits", "candidate_offsets", "candidate_ids",
                                              "band_offsets", "candidate_bands", "params"))
-#: What :func:`generate` returns, one array per row field (``cogen.generate.sampler.ROW_FIELDS`` is this
+#: What :func:`generate` returns, one array per row field (``cogen.families.cogitao.generate.sampler.ROW_FIELDS`` is this
 #: list). ``object_cells`` grows as samples are kept, so it comes last: :func:`generate` puts it in at the end.
 Rows = namedtuple("Rows", ("ok", "sizes", "inputs", "outputs", "sequences", "n_objects", "object_ids", "positions",
                            "keys", "causes", "size_redraws", "noop", "frames", "object_boxes", "object_cell_starts",

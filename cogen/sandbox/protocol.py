@@ -15,8 +15,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cogen.programs.functions import INPUTS
-from cogen.programs.text import clean
+from cogen.safe_text import clean
 
 __all__ = ["MAX_ANSWER", "RunResult", "check_answer", "check_hello", "job"]
 
@@ -45,8 +44,8 @@ class RunResult:
         return sum(output != target for output, target in zip(self.outputs, targets, strict=True))
 
     @classmethod
-    def failed(cls, reason: str, count: int = len(INPUTS)) -> RunResult:
-        """A program that never ran (no code, a syntax error, a broken worker)."""
+    def failed(cls, reason: str, count: int) -> RunResult:
+        """A program that never ran (no code, a syntax error, a broken worker), for its ``count`` inputs."""
         return cls((None,) * count, (reason,) * count, "not run", 0.0)
 
 

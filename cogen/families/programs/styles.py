@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from cogen.programs.functions import CHARACTERS, INPUTS, LETTERS, SIZE
+from cogen.families.programs.functions import CHARACTERS, INPUTS, LETTERS, SIZE
 
 __all__ = ["EXPECTED_LENGTH", "STYLES", "corrupt", "program"]
 
