@@ -5,7 +5,7 @@ which columns a config's rows must have (:attr:`Workload.COLUMNS`, a property of
 from the config's manifest), so a model meets data it can read or a one-line error that names the
 models that can. Nothing here, nor anywhere in ``cogen_baselines``, branches on a family's name:
 the family a config belongs to is read from its manifest and only passed on to
-:func:`cogen.families.family` (whose evaluator names the headline metrics).
+:func:`cogen.family.family` (whose evaluator names the headline metrics).
 """
 
 from __future__ import annotations
