@@ -2,7 +2,13 @@
 
 Schedules (decision 2; spec A.6 for MLC), as a factor of the base learning rate per optimiser step:
 
-* ``warmup_cosine``: linear warm-up over the first 200 steps, then cosine to 0 over the rest.
+* ``warmup_cosine_epochs`` (the grid paper's code, and its text's "cosine annealing ... at each
+  epoch"): linear warm-up over the first 200 steps, and from then the factor of the epoch the step
+  is in, ``floor + (1 - floor) (1 + cos(pi e / period)) / 2`` for epoch ``e`` (0-based): PyTorch's
+  ``CosineAnnealingLR(T_max=period, eta_min=floor x lr)`` stepped once per epoch (10 epochs, floor
+  0; LLaDA 20 and 1e-6 / 2e-4); its last epoch runs at 2.4 % of the rate, not at 0.
+* ``warmup_cosine``: linear warm-up over the first 200 steps, then cosine to 0 over the rest, per
+  step (decision 2's reading, before issue 39).
 * ``mlc``: linear warm-up from 1e-4 over the first 10 % of steps, times a linear decay per epoch
   from 1 to 0.05 (the MLC paper's code: lr 0.01 ends at 5e-4).
 
@@ -49,8 +55,13 @@ RULE_NAMES = {
 }
 
 
-def lr_factor(kind: str, step: int, total_steps: int, steps_per_epoch: int, warmup: int = 200) -> float:
+def lr_factor(kind: str, step: int, total_steps: int, steps_per_epoch: int, warmup: int = 200, period: int = 10,
+              floor: float = 0.0) -> float:
     """Factor of the base learning rate at optimiser step ``step`` (0-based) of ``total_steps``."""
+    if kind == "warmup_cosine_epochs":
+        if step < warmup:
+            return (step + 1) / warmup
+        return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * (step // steps_per_epoch) / period))
     if kind == "warmup_cosine":
         if step < warmup:
             return (step + 1) / warmup
@@ -66,13 +77,17 @@ def lr_factor(kind: str, step: int, total_steps: int, steps_per_epoch: int, warm
 
 
 def lr_factor_tensor(kind: str, step: torch.Tensor, total_steps: int, steps_per_epoch: int,
-                     warmup: int = 200) -> torch.Tensor:
+                     warmup: int = 200, period: int = 10, floor: float = 0.0) -> torch.Tensor:
     """:func:`lr_factor` computed on ``step``'s device from a step count held there (float64 result),
     so the training loop sets the learning rate without reading the count back to the host (torch is
     imported here, so tables need no torch)."""
     import torch
 
     step = step.to(torch.float64)
+    if kind == "warmup_cosine_epochs":
+        epoch = torch.div(step, steps_per_epoch, rounding_mode="floor")
+        cosine = floor + (1 - floor) * 0.5 * (1 + torch.cos(math.pi * epoch / period))
+        return torch.where(step < warmup, (step + 1) / warmup, cosine)
     if kind == "warmup_cosine":
         progress = ((step - warmup) / max(1, total_steps - warmup)).clamp(max=1.0)
         return torch.where(step < warmup, (step + 1) / warmup, 0.5 * (1 + torch.cos(math.pi * progress)))

@@ -47,7 +47,9 @@ class ModelCard:
     lr: float = 1e-3
     weight_decay: float = 1e-3
     betas: tuple[float, float] = (0.9, 0.999)
-    schedule: str = "warmup_cosine"
+    schedule: str = "warmup_cosine_epochs"
+    cosine_epochs: int = 10            # warmup_cosine_epochs: CosineAnnealingLR's T_max, in epochs
+    lr_floor: float = 0.0              # warmup_cosine_epochs: its eta_min over lr
     accumulate: int = 1                # the paper's gradient accumulation: an update sees batch_size x accumulate
     grad_accum: int = 1                # default micro-batches per update (memory: see `cogen baselines preflight`)
     visual_tokens: bool = False
@@ -173,12 +175,12 @@ _CARDS = (
               "mitchell init, unweighted loss",
               _grids, _llada, {"paper": _LLADA, "small": {**_LLADA, **_SMALL_LLADA}},
               1_290_000, batch_size=32, epochs=20, lr=2e-4, weight_decay=0.01, checkpoint="ood_cell_acc",
-              text_protocol=_TEXT_LLADA),
+              cosine_epochs=20, lr_floor=1e-6 / 2e-4, text_protocol=_TEXT_LLADA),
     ModelCard("llada-sft", "LLaDA's SFT form (departs from the paper): visual tokens (16 tokens), 1/p-weighted "
               "loss, std-0.02 init",
               _grids, _llada, {"paper": _LLADA_SFT, "small": {**_LLADA_SFT, **_SMALL_LLADA}},
               1_290_000, batch_size=32, epochs=20, lr=2e-4, weight_decay=0.01, visual_tokens=True, beyond_paper=True,
-              checkpoint="ood_cell_acc", text_protocol=_TEXT_LLADA),
+              checkpoint="ood_cell_acc", cosine_epochs=20, lr_floor=1e-6 / 2e-4, text_protocol=_TEXT_LLADA),
     ModelCard("mlc", "MLC (the MLC paper): encoder-decoder 3+3 layers, d 128, 2x2 patch tokens, copy task",
               _episodes, _mlc,
               {"paper": {}, "small": {"dim": 64, "layers": (1, 1), "heads": 2, "hidden": 128}},

@@ -62,8 +62,9 @@ def protocol_of(card: ModelCard, run: RunConfig, device: torch.device) -> Protoc
     samples, in ``grad_accum`` micro-batches."""
     compile_ = run.compile == "on" or (run.compile == "auto" and device.type == "cuda")
     return Protocol(run.epochs, run.batch_size * card.accumulate, card.lr, card.weight_decay, card.betas,
-                    card.schedule, accumulate=run.grad_accum, validate_every=card.validate_every, compile=compile_,
-                    precision=run.precision, clip=card.setting("clip", run.follow))
+                    card.schedule, period=card.cosine_epochs, floor=card.lr_floor, accumulate=run.grad_accum,
+                    validate_every=card.validate_every, compile=compile_, precision=run.precision,
+                    clip=card.setting("clip", run.follow))
 
 
 def protocol_departures(card: ModelCard, run: RunConfig, workload, manifest: dict) -> list[str]:

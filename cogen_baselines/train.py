@@ -53,6 +53,8 @@ class Protocol:
     betas: tuple[float, float] = (0.9, 0.999)
     schedule: str = "warmup_cosine"
     warmup: int = 200
+    period: int = 10           # warmup_cosine_epochs: the cosine's length in epochs (T_max)
+    floor: float = 0.0         # warmup_cosine_epochs: its floor, a factor of lr (eta_min / lr)
     accumulate: int = 1
     validate_every: int = 1
     compile: bool = False
@@ -131,7 +133,8 @@ class Trainer:
                                            betas=protocol.betas, weight_decay=protocol.weight_decay, fused=True)
         self.scaler = grad_scaler(device, protocol.precision)
         self.factor = partial(lr_factor_tensor, protocol.schedule, total_steps=total_updates,
-                              steps_per_epoch=updates_per_epoch, warmup=protocol.warmup)
+                              steps_per_epoch=updates_per_epoch, warmup=protocol.warmup, period=protocol.period,
+                              floor=protocol.floor)
         self.eager = model.training_loss
         self.loss_of = self._compiled() if protocol.compile else self.eager
         self.fell_back = self.proven = False

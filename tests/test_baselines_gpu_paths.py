@@ -300,7 +300,8 @@ def test_skipped_fp16_steps_do_not_advance_the_schedule(workloads):
 
 
 @pytest.mark.parametrize(("kind", "total", "per_epoch"), [("warmup_cosine", 1000, 100), ("warmup_cosine", 50, 5),
-                                                          ("mlc", 300, 10), ("mlc", 7, 7)])
+                                                          ("warmup_cosine_epochs", 3000, 300), ("mlc", 300, 10),
+                                                          ("mlc", 7, 7)])
 def test_the_device_schedule_is_the_host_schedule(kind, total, per_epoch):
     steps = torch.arange(total)
     got = lr_factor_tensor(kind, steps, total, per_epoch)

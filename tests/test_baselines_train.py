@@ -77,6 +77,24 @@ def test_warmup_then_cosine_to_zero():
     assert factors[-1] < 1e-4
 
 
+@pytest.mark.parametrize(("period", "floor"), [(10, 0.0), (20, 1e-6 / 2e-4)])
+def test_the_codes_schedule_is_cosine_annealing_stepped_per_epoch(period, floor):
+    """The grid paper's code: a linear warm-up over 200 steps, and after it every epoch at PyTorch's
+    CosineAnnealingLR (T_max = period, eta_min = floor x lr) stepped once per epoch (LLaDA: 20, 1e-6)."""
+    per_epoch = 250
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=period, eta_min=floor)
+    for epoch in range(period):
+        for step in range(epoch * per_epoch, (epoch + 1) * per_epoch):
+            factor = lr_factor("warmup_cosine_epochs", step, period * per_epoch, per_epoch, period=period, floor=floor)
+            expected = (step + 1) / 200 if step < 200 else optimizer.param_groups[0]["lr"]
+            assert factor == pytest.approx(expected, rel=1e-9, abs=1e-12), (epoch, step)
+        optimizer.step()
+        scheduler.step()
+    assert lr_factor("warmup_cosine_epochs", 10 * per_epoch - 1, 10 * per_epoch, per_epoch) == pytest.approx(
+        0.5 * (1 + math.cos(math.pi * 9 / 10)))                                   # the last epoch: 2.4 %
+
+
 def test_mlc_schedule_warms_up_over_a_tenth_then_decays_to_five_percent():
     total, per_epoch = 300, 10
     factors = [lr_factor("mlc", step, total, per_epoch) for step in range(total)]
