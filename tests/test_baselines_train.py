@@ -32,13 +32,15 @@ class _Learned(Exception):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["resnet", "vanilla-tf", "grid-tf"])
-def test_the_model_learns_one_transformation(envgen, name):
+@pytest.mark.parametrize(("name", "follow"), [("resnet", "code"), ("vanilla-tf", "text"), ("grid-tf", "code")])
+def test_the_model_learns_one_transformation(envgen, name, follow):
     """256 samples of translate_up (5x5 grids): the real training loop must drive the training grid
-    accuracy (exact match of the whole padded grid) above 90 % within 40 epochs of 8 steps."""
+    accuracy (exact match of the whole padded grid) above 90 % within 40 epochs of 8 steps.
+    Vanilla-TF in the text's form: in the code's (its learned APE drawn with std 1, about six times
+    the cells' embedding) it sits on its plateau for all 320 steps (measured: 0 %; docs/baselines.md)."""
     workload = _workload(envgen, "T-1", name)
     torch.manual_seed(0)
-    model = resolve_model(name).build(workload.model_input, "small")
+    model = resolve_model(name).build(workload.model_input, "small", follow)
     accuracy = []
 
     def on_epoch(record, history):
