@@ -39,8 +39,8 @@ __all__ = ["METRICS", "find_runs", "mean_sem", "results_table"]
 #: accuracy (the grid paper's), or ``cogen eval``'s grid accuracy on the cut-out grids.
 METRICS = ("paper", "padded_grid_accuracy", "grid_accuracy")
 _OTHER = {"padded_grid_accuracy": "grid_accuracy", "grid_accuracy": "padded_grid_accuracy"}
-_METRIC_NAMES = {"padded_grid_accuracy": "grid accuracy on the padded grids (the paper's metric)",
-                 "grid_accuracy": "`cogen eval` grid accuracy on the cut-out grids"}
+_METRIC_NAMES = {"padded_grid_accuracy": "grid accuracy (%) on the padded grids, the paper's metric",
+                 "grid_accuracy": "`cogen eval` grid accuracy (%) on the cut-out grids"}
 _SHORT = {"padded_grid_accuracy": "padded", "grid_accuracy": "cogen eval"}
 MARK = "†"
 _SETTING = re.compile(r"^([A-Za-z]+\d*)-\d+$")
@@ -238,7 +238,7 @@ def results_table(runs: list[dict], rule: str = DEFAULT_RULE, metric: str = "pap
     paired = [run for run in runs if _has_ood(run)]
     grid_metric = "padded_grid_accuracy" if metric == "paper" else metric
     if paired:
-        out += [(f"Test {_METRIC_NAMES[grid_metric]} (%), mean ± SEM over seeds (each seed: the mean over the "
+        out += [(f"Test {_METRIC_NAMES[grid_metric]}, mean ± SEM over seeds (each seed: the mean over the "
                  f"experiments run), the {_SHORT[_OTHER[grid_metric]]} one beside; in parentheses the grid paper "
                  "(Table 1; * = mean of its Tables 5-8 rows for the experiments run); "
                  f"{MARK} = not the paper's protocol (see the notes). Checkpoint rule: {RULE_NAMES[rule]}."), ""]

@@ -170,7 +170,7 @@ def test_the_table_averages_experiments_per_seed_then_gives_mean_and_sem(tmp_pat
     # the default: the paper's metric (the padded grids: half of each number here), cogen eval's beside it
     paper = results_table(find_runs([tmp_path]))
     row = next(line for line in paper.splitlines() if line.startswith("| C1 |"))
-    assert f"{statistics.fmean(ids) / 2:.1f} ±" in row and "grid accuracy on the padded grids" in paper
+    assert f"{statistics.fmean(ids) / 2:.1f} ±" in row and "grid accuracy (%) on the padded grids" in paper
     assert f"| {statistics.fmean(ids):.1f} / {statistics.fmean(oods):.1f} |" in row
 
 

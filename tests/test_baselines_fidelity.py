@@ -192,6 +192,7 @@ def _compiled_trainer(workload, backend, monkeypatch):
     return Trainer(model, Protocol(1, 8, 1e-3, 0.0, compile=True), CPU, total_updates=10, updates_per_epoch=10)
 
 
+@pytest.mark.slow
 def test_an_error_of_the_compiled_update_itself_is_not_a_compile_failure(compgen, monkeypatch, caplog):
     """A compiled update that compiles but fails when it runs (a device-side assert, say) stops the run with
     that error: no fallback, nothing restored, no warning."""
@@ -211,6 +212,7 @@ def test_an_error_of_the_compiled_update_itself_is_not_a_compile_failure(compgen
     assert not trainer.fell_back and "torch.compile failed" not in caplog.text
 
 
+@pytest.mark.slow
 def test_when_the_eager_redo_fails_too_the_compile_failure_is_reported(compgen, monkeypatch, caplog):
     """The first error is the one raised (unmasked by the redo's), with the redo's error as a note."""
     from torch._dynamo.backends.common import aot_autograd

@@ -69,12 +69,17 @@ def test_the_memory_fit_predicts_a_larger_micro_batch(compgen):
 def test_preflight_reports_time_memory_and_a_verdict(compgen):
     from cogen_baselines.preflight import _verdict, preflight, render
 
-    report = preflight(RunConfig("grid-tf", str(compgen), "E-1", size="small", device="cpu"), steps=1)
+    torch.set_num_threads(2)
+    report = preflight(RunConfig("grid-tf", str(compgen), "E-1", size="small", device="cpu"), steps=2)
     assert report["reduced"] and report["host_syncs_per_update"] == 0 and report["verdict"]["fits"]
     assert report["update_s"] > 0 and report["run"]["updates"] == 10 * 1      # 48 rows, batch 64: 1 update per epoch
+    # CPU times with one thread (not inflated by other jobs' load), the machine's threads given back after
+    assert report["timing_threads"] == 1 and torch.get_num_threads() == 2 and report["cpus"] >= 1
     text = render(report)
-    for words in ("REDUCED (no GPU here)", "estimated peak", "verdict: FITS", "host syncs per update: 0",
-                  "GPU estimate (arithmetic, not measured)", "full run on this device (estimate)"):
+    for words in ("REDUCED (no GPU here)", "with 1 torch thread (the fastest of the steady updates)",
+                  "load average", "estimated peak", "verdict: FITS", "host syncs per update: 0",
+                  "GPU estimate (arithmetic, not measured)", "full run on this device (estimate)",
+                  "test predictions of up to 5 rules"):
         assert words in text
     # the verdict's law: the smallest --grad-accum that fits is the smallest divisor whose micro-batch fits
     memory = {"fixed_bytes": 1e9, "per_sample_bytes": 1e8, "data_bytes": 0.0}

@@ -16,7 +16,7 @@ Loss: cross-entropy over the decoder's tokens, all-background patches weighted 0
 Decoding is greedy; :meth:`MLC.teacher_forced` gives the argmax of every position under the gold
 prefix, which the reference's colour and shape accuracies are computed from.
 
-``init="code"`` (the reference, ``mainlp/C-ARC``): the token, position, row and column tables
+``init="code"`` (the MLC paper's code): the token, position, row and column tables
 N(0, 1), the encoder's and decoder's matrices xavier-uniform (``nn.Transformer``'s reset), every
 other layer as PyTorch initialises it; ``init="normal"``: truncated normal std 0.02 (decision 2).
 """
