@@ -132,18 +132,38 @@ def _timed(trainer: Trainer, workload, protocol, device, steps: int) -> dict:
             "measured_peak_bytes": peak, "timing_threads": torch.get_num_threads(), **_load()}
 
 
+@contextlib.contextmanager
+def _fused_attention(model, device: torch.device):
+    """Off CUDA, attention-probability dropout makes ``scaled_dot_product_attention`` take its math path,
+    which holds the (L x L) probabilities; CUDA's fused kernels apply the dropout inside and hold none.
+    So that a CPU measures what the GPU run holds, its probe runs attention without that dropout (the
+    feed-forward's dropout masks are still counted)."""
+    from cogen_baselines.models.layers import Attention
+
+    layers = [m for m in model.modules() if isinstance(m, Attention) and m.dropout] if device.type != "cuda" else []
+    rates = [layer.dropout for layer in layers]
+    for layer in layers:
+        layer.dropout = 0.0
+    try:
+        yield
+    finally:
+        for layer, rate in zip(layers, rates, strict=True):
+            layer.dropout = rate
+
+
 def _live_peak(card, run, workload, device, protocol, micro: int) -> tuple[int, float]:
     """Peak live bytes and FLOPs of one eager update of ``micro`` samples (after a first one made the
-    optimiser's state)."""
+    optimiser's state), attention as CUDA runs it (:func:`_fused_attention`)."""
     from torch.utils.flop_counter import FlopCounterMode
 
     probe = replace(protocol, batch_size=micro, accumulate=1, compile=False)
     model, trainer = _fresh_trainer(card, run, workload, device, probe, seed_offset=1)
-    trainer.update(workload, _rows(0, micro, workload, device))
-    state = [t for s in trainer.optimizer.state.values() for t in s.values() if isinstance(t, torch.Tensor)]
-    flops = FlopCounterMode(display=False)
-    with LiveMemory([*model.parameters(), *model.buffers(), *state]) as live, flops:
-        trainer.update(workload, _rows(1, micro, workload, device))
+    with _fused_attention(model, device):
+        trainer.update(workload, _rows(0, micro, workload, device))
+        state = [t for s in trainer.optimizer.state.values() for t in s.values() if isinstance(t, torch.Tensor)]
+        flops = FlopCounterMode(display=False)
+        with LiveMemory([*model.parameters(), *model.buffers(), *state]) as live, flops:
+            trainer.update(workload, _rows(1, micro, workload, device))
     return live.peak, flops.get_total_flops()
 
 

@@ -66,6 +66,40 @@ def test_the_memory_fit_predicts_a_larger_micro_batch(compgen):
     assert memory["per_sample_bytes"] > 0 and predicted == pytest.approx(measured, rel=0.1)
 
 
+def test_the_cpu_memory_probe_counts_attention_as_cuda_holds_it(compgen):
+    """Attention-probability dropout sends a CPU's scaled_dot_product_attention down its math path, which
+    holds the (L x L) probabilities that CUDA's fused kernels never make; the probe measures the GPU's way:
+    Vanilla-TF with the code's dropout 0.1 runs the fused kernel in the probe, holds per sample about what
+    the text's form without dropout holds."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from cogen_baselines.preflight import _live_peak, _memory
+    from cogen_baselines.run import load_workload, protocol_of, resolve_run
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.add(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    per_sample = {}
+    for follow in ("code", "text"):
+        card, device, run, manifest = resolve_run(RunConfig("vanilla-tf", str(compgen), "E-1", size="small",
+                                                            device="cpu", follow=follow))
+        workload = load_workload(card, run, device)
+        protocol = protocol_of(card, run, device)
+        memory = _memory(card, run, workload, device, protocol, manifest, "fp16")
+        per_sample[follow] = memory["per_sample_bytes"]
+        if follow == "code":
+            with Ops() as ops:
+                _live_peak(card, run, workload, device, protocol, 2)
+    assert "_scaled_dot_product_flash_attention_for_cpu" in ops.names
+    assert per_sample["code"] == pytest.approx(per_sample["text"], rel=0.3)
+
+
 def test_preflight_reports_time_memory_and_a_verdict(compgen):
     from cogen_baselines.preflight import _verdict, preflight, render
 
