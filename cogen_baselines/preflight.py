@@ -7,7 +7,7 @@ compile included. It reports:
 
 * **time**: the first update (compilation included), the steady update, their difference (compile
   time), one validation pass, and the estimated time of the full paper-protocol run on this device
-  (updates x steady update + validations + the test predictions of three checkpoint rules);
+  (updates x steady update + validations + the test predictions of every checkpoint rule);
 * **memory**: the peak of live tensor storage of one update, measured by :class:`LiveMemory` at two
   small micro-batches in the precision the GPU run uses, fitted as ``fixed + per-sample x batch``
   (a measured per-sample activation size) and extrapolated to the run's micro-batch, plus the
@@ -208,7 +208,8 @@ def _validation_seconds(model, workload, device) -> float:
 
 
 def _run_seconds(card, run, protocol, manifest, workload, update_s: float, row_s: float) -> dict:
-    """The full paper-protocol run on this device: updates, validations and three rules' test predictions."""
+    """The full paper-protocol run on this device: updates, validations and the test predictions of every rule
+    (at most: rules that pick the same epoch share them)."""
     full = _split_rows(manifest, workload)
     train_rows = min(full.get("train", 0), run.train_samples or math.inf)
     updates = run.epochs * math.ceil(train_rows / protocol.batch_size)

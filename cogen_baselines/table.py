@@ -92,10 +92,15 @@ def _run_rule(run: dict, rule: str) -> str:
 
 
 def _departures(runs: list[dict]) -> list[str]:
-    """How any of ``runs`` departs from the paper's protocol (each phrase once)."""
+    """How any of ``runs`` departs from the paper's protocol (each phrase once, made safe for Markdown: run
+    folders may come from anywhere)."""
+    from cogen.safe_text import markdown_cell
+
     found: list[str] = []
     for run in runs:
-        for phrase in run.get("departures", ["its protocol was not recorded (a run made before issue 39)"]):
+        recorded = run.get("departures", ["its protocol was not recorded (a run made before issue 39)"])
+        for phrase in recorded if isinstance(recorded, list) else [recorded]:
+            phrase = markdown_cell(phrase, 160)
             if phrase not in found:
                 found.append(phrase)
     return found

@@ -180,6 +180,7 @@ def test_runs_off_the_papers_protocol_are_marked(tmp_path):
     _fixture_run(tmp_path, "resnet", "G3-1", 0, 0.9, 0.5)
     _fixture_run(tmp_path / "smoke", "grid-tf", "G3-1", 0, 0.9, 0.5,
                  departures=["size small", "4 epochs (the paper's 10)", "a scale-0.02 build"])
+    _fixture_run(tmp_path / "hostile", "pl-tf", "G3-1", 0, 0.9, 0.5, departures=["a | b <script>\x1b[31m"])
     old = tmp_path / "old" / "vanilla-tf" / "G3-1" / "seed0"
     _fixture_run(tmp_path / "old", "vanilla-tf", "G3-1", 0, 0.9, 0.5)
     summary = json.loads((old / "summary.json").read_text())
@@ -194,6 +195,7 @@ def test_runs_off_the_papers_protocol_are_marked(tmp_path):
     assert "grid-tf G3: 1 experiment(s) (G3-1) x 1 seed(s); rule ood_acc; † not the paper's protocol: size small; " \
            "4 epochs (the paper's 10); a scale-0.02 build" in table
     assert "vanilla-tf G3" in table and "its protocol was not recorded" in table
+    assert "a \\| b &lt;script&gt;?\\[31m" in table and "<script>" not in table    # run folders are foreign input
 
 
 def test_compositional_arc_runs_get_their_own_table(tmp_path):
