@@ -130,7 +130,9 @@ def _test(folder: Path, model, workload, run: RunConfig, selected: dict, device:
             for split in workload.test_splits:
                 predictions, source = layout.predictions_path(folder, rule, split), \
                     layout.predictions_path(folder, earlier, split)
-                atomic_write(predictions, lambda temporary, source=source: shutil.copyfile(source, temporary))
+                for made in sorted(source.parent.glob(f"{split}.*")):   # the split's files (MLC: teacher-forced too)
+                    atomic_write(predictions.parent / made.name,
+                                 lambda temporary, made=made: shutil.copyfile(made, temporary))
                 metrics = json.loads(layout.eval_path(folder, earlier, split).read_text(encoding="utf-8"))
                 write_json(layout.eval_path(folder, rule, split), {**metrics, "predictions": str(predictions)})
             results[rule] = {**results[earlier], "epoch": epoch}
