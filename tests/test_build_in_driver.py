@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from folder_digests import digests
 
+from cogen.families.cogitao import build as cogitao_build
 from cogen.pipeline import build, driver, memory_scratch
 
 #: A domain so small that most shards repeat a key of their own: their rows are kept for the second pass.
@@ -39,7 +40,7 @@ def watched(monkeypatch):
         with make(kind, workers, *args, **kwargs) as pool:
             yield pool
 
-    hold = memory_scratch.hold
+    hold = memory_scratch.keep_in_memory
 
     def holding(path, value, nbytes):
         kept = hold(path, value, nbytes)
@@ -49,7 +50,7 @@ def watched(monkeypatch):
     monkeypatch.setattr(driver, "make_executor", recording)
     monkeypatch.setattr(driver, "available_cores", lambda: 2)
     monkeypatch.setattr(driver, "_remove_scratch", lambda scratch: None)
-    monkeypatch.setattr(memory_scratch, "hold", holding)
+    monkeypatch.setattr(cogitao_build, "keep_in_memory", holding)
     return seen
 
 
@@ -91,10 +92,10 @@ def test_builds_of_threshold_rows_get_their_pool():
 
 def test_rows_are_held_only_inside_holding_and_within_its_bound():
     rows = {"ok": np.ones(10, bool)}
-    assert not memory_scratch.hold("/s/a", rows, 10)  # outside holding(): the family writes its file
+    assert not memory_scratch.keep_in_memory("/s/a", rows, 10)  # outside holding(): the family writes its file
     with memory_scratch.holding(25):
-        assert memory_scratch.hold("/s/a", rows, 10) and memory_scratch.hold("/s/b", rows, 15)
-        assert not memory_scratch.hold("/s/c", rows, 1)  # 25 bytes held: no room left
-        assert memory_scratch.held("/s/a") is rows and memory_scratch.held("/s/c") is None
-    assert memory_scratch.held("/s/a") is None  # forgotten when the build ends
-    assert not memory_scratch.hold("/s/a", rows, 1)
+        assert memory_scratch.keep_in_memory("/s/a", rows, 10) and memory_scratch.keep_in_memory("/s/b", rows, 15)
+        assert not memory_scratch.keep_in_memory("/s/c", rows, 1)  # 25 bytes held: no room left
+        assert memory_scratch.kept_in_memory("/s/a") is rows and memory_scratch.kept_in_memory("/s/c") is None
+    assert memory_scratch.kept_in_memory("/s/a") is None  # forgotten when the build ends
+    assert not memory_scratch.keep_in_memory("/s/a", rows, 1)

@@ -258,7 +258,10 @@ def test_the_first_page_does_not_wait_for_the_predictions_to_be_scored(tiny, mon
         time.sleep(0.01)
     first = app.page(CONFIG, "test_ood")
     assert first["scored"] is False and len(first["rows"]) == 12 and "verdict" not in first["rows"][0]
+    pending = app.filters(CONFIG, "test_ood")  # the dataset filters do not wait for the scores either
+    assert pending["predictions"] == {"pending": True} and pending["facets"] and pending["rows"] == 30
     release.set()
+    part.scored()
     assert app.filters(CONFIG, "test_ood")["predictions"]["wrong_rows"] == 20
     assert app.page(CONFIG, "test_ood")["scored"] is True
 
@@ -292,29 +295,23 @@ def test_predictions_name_their_split_or_are_refused(tiny, tmp_path):
 
 # --- the other families ------------------------------------------------------------------------
 
-def _family_build(tmp_path: Path, name: str, config: str, predictions: Path, kind: str, **options):
-    """The tiny build of a family (tests/test_families.py), a baseline for ``config`` / test, and a ViewApp on both."""
-    from test_families import TINY_SPECS
-
+def _family_view(folder: Path, config: str, predictions: Path, kind: str, **options):
+    """A baseline for ``config`` / test of a family's tiny build (tests/conftest.py: tiny_builds), and a ViewApp on both."""
     from cogen.eval import write_baseline
     from cogen.folder import read_split
-    from cogen.pipeline import build
 
-    spec = tmp_path / f"{name}.yaml"
-    spec.write_text(TINY_SPECS[name][0])
-    build(spec, tmp_path / "data", workers=1)
-    data = read_split(tmp_path / "data", config, "test")
+    data = read_split(folder, config, "test")
     write_baseline(predictions, data, kind, **options)
-    return data, ViewApp(tmp_path / "data", predictions=predictions)
+    return data, ViewApp(folder, predictions=predictions)
 
 
 @pytest.mark.slow
-def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tmp_path):
+def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tiny_carc, tmp_path):
     from cogen.eval import evaluate
 
-    config = "fc-systematicity-1860"
-    data, app = _family_build(tmp_path, "carc", config, tmp_path / "first.jsonl", "identity", queries="first")
-    metrics = evaluate(tmp_path / "data", config, "test", tmp_path / "first.jsonl", queries="first")
+    config = "carc-systematicity-1860"
+    data, app = _family_view(tiny_carc, config, tmp_path / "first.jsonl", "identity", queries="first")
+    metrics = evaluate(tiny_carc, config, "test", tmp_path / "first.jsonl", queries="first")
     scored = app.split_of(config, "test").scored()
     assert int(scored.expected.sum()) == metrics["n"] == data.table.num_rows
     assert int(scored.correct.sum()) == round(metrics["exact_match"] * metrics["n"])
@@ -329,9 +326,9 @@ def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tmp_p
 
 
 @pytest.mark.slow
-def test_programs_show_the_16_pairs_the_cell_groups_and_scored_programs(tmp_path):
-    config = "fp-horizontal"
-    data, app = _family_build(tmp_path, "programs", config, tmp_path / "replies.jsonl", "target")
+def test_programs_show_the_16_pairs_the_cell_groups_and_scored_programs(tiny_programs, tmp_path):
+    config = "vp-block"
+    data, app = _family_view(tiny_programs, config, tmp_path / "replies.jsonl", "target")
     row = app.page(config, "test", limit=1)["rows"][0]
     stored = data.table.slice(0, 1).to_pylist()[0]
     pairs = row["panels"][0]["items"]
@@ -369,7 +366,7 @@ def test_the_command_serves_on_loopback_and_stops_with_one_line(tiny, stop):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
-    (["/nonexistent/folder"], "neither a dataset folder nor a Hub repo id"),
+    (["/nonexistent/folder"], "/nonexistent/folder: no such folder"),
     (["{folder}", "--predictions", "{folder}/README.md"], "no such .jsonl or .parquet predictions file"),
     (["{folder}", "--config", "nope"], "has no config 'nope'"),
     (["{folder}", "--split", "nope"], "has no split 'nope'"),
@@ -395,7 +392,7 @@ def test_a_hub_repo_is_viewed_like_its_folder(tiny, fake_hub):
     assert [row["id"] for row in rows] == list(stored)
     assert all(row["panels"][0]["items"][0]["cells"] == stored[row["id"]]["input"] for row in rows)
     assert {row["id"] for row in _all_rows(app, wrong_only=True)} == wrong_ids(folder, written)
-    with pytest.raises(DataError, match="cannot list"):
+    with pytest.raises(DataError, match="no local folder of that name, and the Hugging Face Hub has no dataset repo"):
         ViewApp("org/absent")
 
 
@@ -412,7 +409,7 @@ def test_a_family_made_in_tests_alone_is_viewed_through_its_record(tmp_path, mon
 
     monkeypatch.setattr(cogen.family, "FAMILIES", MappingProxyType({**cogen.family.FAMILIES, TOY.name: TOY}))
     spec = tmp_path / "toy.yaml"
-    spec.write_text("setting: tm\nfamily: toy\nseed: 5\nside: 4\nrows: 6\n")
+    spec.write_text("setting: tm\nfamily: toy\nseed: 5\nside: 4\nood_side: 5\nrows: 6\n")
     build(spec, tmp_path / "data", workers=1)
     records = list(baseline_records(read_split(tmp_path / "data", "tm-mirror", "test"), "target"))
     records[1] = (records[1][0], np.zeros((4, 4), int))

@@ -4,9 +4,9 @@ A family's first pass (the key pass of :meth:`~cogen.family.Builder.prepare`) ma
 shard writers in the build's scratch folder: pooled workers share the driver's disk, not its memory.
 When a build runs in the driver's process (``--workers 1``, or a tiny build: :mod:`cogen.pipeline.driver`),
 writing those files and reading them back is wasted work. Inside :func:`holding`, which the driver
-opens around such a build, :func:`hold` keeps a value under the scratch path it would have been written
-to, as long as the bytes held stay within the driver's bound; :func:`held` gives it back. Outside it
-(pooled or Dask workers, ``cogen verify``), and past the bound, :func:`hold` refuses and the family
+opens around such a build, :func:`keep_in_memory` keeps a value under the scratch path it would have been written
+to, as long as the bytes held stay within the driver's bound; :func:`kept_in_memory` gives it back. Outside it
+(pooled or Dask workers, ``cogen verify``), and past the bound, :func:`keep_in_memory` refuses and the family
 writes its file as before: either way the shard's bytes are the same.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["HELD_BYTES", "hold", "held", "holding"]
+__all__ = ["HELD_BYTES", "holding", "keep_in_memory", "kept_in_memory"]
 
 #: Most bytes an in-process build holds in memory for its second pass (256 MiB): less than the
 #: process that :func:`cogen.pipeline.driver.estimate_memory` counts for a worker, which an in-process
@@ -28,7 +28,7 @@ _room = [0]  # bytes that may still be held (0 outside holding())
 
 @contextmanager
 def holding(limit: int = HELD_BYTES) -> Iterator[None]:
-    """Let :func:`hold` keep up to ``limit`` bytes in memory in this block (0: nothing); forget them after it."""
+    """Let :func:`keep_in_memory` keep up to ``limit`` bytes in memory in this block (0: nothing); forget them after it."""
     _values.clear()
     _room[0] = max(0, int(limit))
     try:
@@ -38,7 +38,7 @@ def holding(limit: int = HELD_BYTES) -> Iterator[None]:
         _room[0] = 0
 
 
-def hold(path: str, value: object, nbytes: int) -> bool:
+def keep_in_memory(path: str, value: object, nbytes: int) -> bool:
     """Keep ``value`` (``nbytes`` bytes) under ``path`` instead of writing it there; False when there is no
     room (outside :func:`holding`, or past its bound): the caller then writes the file."""
     if nbytes > _room[0]:
@@ -48,6 +48,6 @@ def hold(path: str, value: object, nbytes: int) -> bool:
     return True
 
 
-def held(path: str) -> object | None:
-    """The value kept under ``path`` by :func:`hold` (None: none was)."""
+def kept_in_memory(path: str) -> object | None:
+    """The value kept under ``path`` by :func:`keep_in_memory` (None: none was)."""
     return _values.get(str(path))

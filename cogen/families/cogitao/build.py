@@ -34,11 +34,19 @@ from cogen.families.cogitao.generate.sampler import (
     require_ok,
 )
 from cogen.families.cogitao.schema import Experiment, Setting
-from cogen.pipeline import memory_scratch
-from cogen.pipeline.dedup import duplicates, plan_retries
-from cogen.pipeline.parquet import ROW_GROUP_ROWS
-from cogen.pipeline.shards import ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table
-from cogen.pipeline.stages import stage
+from cogen.kit.build import (
+    ROW_GROUP_ROWS,
+    ConfigPlan,
+    ShardTask,
+    duplicates,
+    encode_shard,
+    keep_in_memory,
+    kept_in_memory,
+    plan_retries,
+    shard_ranges,
+    stage,
+    task_table,
+)
 
 __all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "IMAGE_COLUMNS", "OBJECT_FRAME_COLUMNS", "CogitaoBuilder",
            "columns",
@@ -110,13 +118,7 @@ def columns(experiment: Experiment) -> tuple[tuple[str, str], ...]:
 def _table(task: ShardTask, start: int, rows: dict):
     import pyarrow as pa
 
-    from cogen.pipeline.arrow import (
-        grids_column,
-        names_column,
-        numpy_array,
-        padded_rows_column,
-        pairs_column,
-    )
+    from cogen.kit.arrow import grids_column, names_column, numpy_array, padded_rows_column, pairs_column
 
     names = _names_by_token()
     n = len(rows["ok"])
@@ -208,11 +210,11 @@ def _save_rows(folder: str, groups: list[tuple[int, dict]]) -> str | None:
     """Save a shard's key-pass rows in ``folder`` (written whole or not at all); returns ``folder``,
     or None when it could not be written (the shard is then generated again). A row group is one
     file of ``.npy`` arrays one after the other: the names, then each array (no pickles). A build that
-    runs in the driver's process keeps them in memory instead, within a bound (:mod:`cogen.pipeline.memory_scratch`)."""
+    runs in the driver's process keeps them in memory instead, within a bound (:func:`cogen.kit.build.keep_in_memory`)."""
     from cogen.errors import BuildError
-    from cogen.folder.atomic import atomic_write
+    from cogen.kit.build import atomic_write
 
-    if memory_scratch.hold(folder, dict(groups), sum(array.nbytes for _, rows in groups for array in rows.values())):
+    if keep_in_memory(folder, dict(groups), sum(array.nbytes for _, rows in groups for array in rows.values())):
         return folder
 
     def write(temporary: Path) -> None:
@@ -235,7 +237,7 @@ def _saved_rows(folder: str | None, start: int, count: int) -> dict | None:
     """The rows of the row group at ``start`` that the key pass saved in ``folder`` (None: none, or unreadable)."""
     if folder is None:
         return None
-    groups = memory_scratch.held(folder)
+    groups = kept_in_memory(folder)
     if isinstance(groups, dict):  # held in memory: handed over once (the second pass fills in regenerated rows)
         rows = groups.pop(start, None)
         return rows if rows is not None and len(rows.get("ok", ())) == count else None

@@ -17,9 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from cogen.errors import DataError
-from cogen.export import ExportSource
-from cogen.export.arc_json import ArcTask, pair
-from cogen.io.views import ColumnView
+from cogen.kit.export import ArcTask, ColumnView, ExportSource, pair
 
 if TYPE_CHECKING:
     import numpy as np

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen.eval import summary_rows
 from cogen.families.programs import evaluate
-from cogen.view.drawing import Scored, grid_item, row_drawing, text_item
+from cogen.kit.evaluate import summary_rows
+from cogen.kit.view import Scored, grid_item, row_drawing, text_item
 
 __all__ = ["COLUMNS", "FACETS", "FACET_COLUMNS", "SUMMARY_FACET", "draw", "facets", "score"]
 
@@ -31,8 +31,9 @@ def facets(table) -> dict[str, object]:
 
 
 def _program_lines(found: dict) -> list[tuple[str, list[dict]]]:
-    title = (f"{found['model']}: L(P+) {found['l_plus']}, E {found['errors']}, C {found['c']:.2f} "
-             f"({found['type']}; {found['status']})")
+    c = "withheld" if found["c"] is None else f"{found['c']:.2f}"  # an obfuscated program's C(P)
+    l_plus = "withheld" if found["l_plus"] is None else found["l_plus"]
+    title = f"{found['model']}: L(P+) {l_plus}, E {found['errors']}, C {c} ({found['type']}; {found['status']})"
     items = [text_item(reason, f"{count} sample(s)") for reason, count in sorted(found["failures"].items())]
     return [(title, items or [text_item("samples", "all 16 right")])]
 
