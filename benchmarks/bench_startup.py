@@ -21,7 +21,7 @@ and after. ``exit``, ``light`` and ``pool`` pair variants of this tree the same 
 
 * ``exit``: :func:`cogen.cli.main` ending as Python ends, the console entry (:func:`cogen.cli.entry`:
   ``gc.freeze()`` first), and ``os._exit`` after the ``atexit`` handlers (the alternative not taken);
-* ``light``: ``COGEN_NUMBA_LIGHT_LOAD=1`` (the default, :mod:`cogen._jit`) against ``0``;
+* ``light``: ``COGEN_NUMBA_LIGHT_LOAD=1`` (the default, :mod:`cogen.jit`) against ``0``;
 * ``pool``: G1 builds of 520 to 41,600 rows with 2 workers, run in the driver (below
   :data:`cogen.pipeline.driver.TINY_BUILD_ROWS`) or in a pool (the threshold set to 0), wall seconds too.
 

@@ -1,4 +1,4 @@
-"""Kernels load from Numba's cache without refreshing the target context (:mod:`cogen._jit`).
+"""Kernels load from Numba's cache without refreshing the target context (:mod:`cogen.jit`).
 
 The light load leans on Numba internals. These tests pin them: when a Numba upgrade changes one, a
 test here fails and the light load is checked again (its runtime check falls back to Numba's own
@@ -20,17 +20,17 @@ import numba
 import pytest
 from numba.core import caching, compiler, dispatcher
 
-from cogen import _jit
+from cogen import jit
 
 #: SHA-256 of the source of the Numba methods the light load replaces or calls (numba 0.68.1). A new
-#: digest means Numba changed them: read the new source, check that :class:`cogen._jit._LightCache`
+#: digest means Numba changed them: read the new source, check that :class:`cogen.jit._LightCache`
 #: still does what ``load_overload`` does less the context refresh, then update the digest.
 PINNED_SOURCES = {
     "Cache.load_overload": "49a98e578d710b9be9e88c1abb75e2c4c27e5a10417aedaf1965c646744456d1",
     "Cache._load_overload": "8cb8c1d9749fda3d43fb1542a5da713be4947ac77c0f6fcc2e72c93d0d7f977e",
 }
 #: Numba's modules that register C symbols with LLVM (``ll.add_symbol``): each is set up by the light
-#: load (:data:`cogen._jit.SYMBOL_MODULES`), by the target context itself, by ``rtsys.initialize``, or
+#: load (:data:`cogen.jit.SYMBOL_MODULES`), by the target context itself, by ``rtsys.initialize``, or
 #: only for ``parallel=True`` kernels, which cogen has none of.
 SYMBOL_SITES = {"core/base.py": "the context's own (_load_global_helpers)", "core/externals.py": "the context's init",
                 "core/runtime/nrt.py": "rtsys.initialize", "cpython/hashing.py": "SYMBOL_MODULES",
@@ -46,7 +46,7 @@ def test_numbas_cache_loading_is_the_one_the_light_load_was_checked_against():
     found = {"Cache.load_overload": _digest(caching.Cache.load_overload),
              "Cache._load_overload": _digest(caching.Cache._load_overload)}
     assert found == PINNED_SOURCES, f"Numba {numba.__version__} changed its cache loading: {found}"
-    assert caching.Cache.load_overload.__code__.co_names == _jit.LOAD_OVERLOAD_NAMES
+    assert caching.Cache.load_overload.__code__.co_names == jit.LOAD_OVERLOAD_NAMES
     # the dispatcher loads through its ``_cache``; a cache miss compiles, and compiling refreshes the context
     assert "self._cache.load_overload(sig, self.targetctx)" in inspect.getsource(dispatcher.Dispatcher.compile)
     assert "targetctx.refresh()" in inspect.getsource(compiler.CompilerBase.__init__)
@@ -61,37 +61,37 @@ def test_every_place_numba_registers_c_symbols_is_accounted_for():
 def test_kernels_load_light_unless_turned_off(monkeypatch):
     from cogen.families.cogitao.generate import _sampler
 
-    assert type(_sampler.generate._cache) is _jit._LightCache
+    assert type(_sampler.generate._cache) is jit._LightCache
     monkeypatch.setenv("COGEN_NUMBA_LIGHT_LOAD", "0")
-    _jit.light_load_enabled.cache_clear()
+    jit.light_load_enabled.cache_clear()
     try:
-        assert not _jit.light_load_enabled()
-        plain = _jit.kernel(lambda x: x + 1)  # cache=True: a module that pins nothing
+        assert not jit.light_load_enabled()
+        plain = jit.kernel(lambda x: x + 1)  # cache=True: a module that pins nothing
         assert type(plain._cache) is caching.FunctionCache
     finally:
-        _jit.light_load_enabled.cache_clear()
+        jit.light_load_enabled.cache_clear()
 
 
 def test_a_changed_cache_loader_turns_the_light_load_off(monkeypatch):
-    monkeypatch.setattr(_jit, "LOAD_OVERLOAD_NAMES", ("refresh", "_load_overload"))
-    _jit.light_load_enabled.cache_clear()
+    monkeypatch.setattr(jit, "LOAD_OVERLOAD_NAMES", ("refresh", "_load_overload"))
+    jit.light_load_enabled.cache_clear()
     try:
-        assert not _jit.light_load_enabled()
+        assert not jit.light_load_enabled()
     finally:
-        _jit.light_load_enabled.cache_clear()
+        jit.light_load_enabled.cache_clear()
 
 
 def test_a_failed_light_load_loads_as_numba_does(monkeypatch):
     calls = []
-    cache = object.__new__(_jit._LightCache)
+    cache = object.__new__(jit._LightCache)
 
     def broken(self, sig, target_context):
         raise OSError("unreadable")
 
-    monkeypatch.setattr(_jit._LightCache, "_load_overload", broken)
+    monkeypatch.setattr(jit._LightCache, "_load_overload", broken)
     monkeypatch.setattr(caching.FunctionCache, "load_overload",
                         lambda self, sig, ctx: calls.append((sig, ctx)) or "loaded")
-    monkeypatch.setattr(_jit, "_light_setup", lambda ctx: None)
+    monkeypatch.setattr(jit, "_light_setup", lambda ctx: None)
     assert cache.load_overload("sig", "ctx") == "loaded" and calls == [("sig", "ctx")]
 
 

@@ -160,7 +160,7 @@ def test_the_header_is_the_text_the_python_emitter_writes(header):
 def test_a_cards_header_goes_to_the_c_emitter(monkeypatch):
     from cogen.card.card import card_header
 
-    manifest = {"columns": {"id": "string", "input": "list<list<int8>>", "output": "list<list<int8>>"},
+    manifest = {"config": "C1-1", "columns": {"id": "string", "input": "list<list<int8>>", "output": "list<list<int8>>"},
                 "splits": {"train": {"rows": 3, "num_bytes": 10, "download_bytes": 9},
                            "test": {"rows": 1, "num_bytes": 4, "download_bytes": 4}}}
     used = []

@@ -16,13 +16,11 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from cogen.errors import DataError
 from cogen.kit.export import ExportSource, Written
-
-if TYPE_CHECKING:
-    import numpy as np
 
 __all__ = ["SPLIT_FILES", "default_name", "grid_texts", "record_lines", "write_mlc"]
 
@@ -74,19 +72,17 @@ def _write_split(source: ExportSource, split: str, path: Path, labels: Counter |
 
 # A 10x10 grid of one-digit values is always the same 320 characters of JSON but for its digits.
 _ROW = "[" + ", ".join(["0"] * 10) + "]"
-_TEMPLATE = ("[" + ", ".join([_ROW] * 10) + "]").encode()
+_TEMPLATE = np.frombuffer(("[" + ", ".join([_ROW] * 10) + "]").encode(), np.uint8)
+_DIGITS = np.flatnonzero(_TEMPLATE == ord("0"))
 
 
 def grid_texts(grids: np.ndarray) -> np.ndarray:
     """``json.dumps`` of each 10x10 grid of values 0..9, as rows of ASCII bytes ``(n, 320)``."""
-    import numpy as np  # here: `cogen export --help` reads this module, and every command builds that help
-
-    template = np.frombuffer(_TEMPLATE, np.uint8)
     grids = np.asarray(grids).reshape(-1, 100)
     if grids.size and (grids.min() < 0 or grids.max() > 9):
         raise DataError("a grid holds a value outside 0..9; the mlc format's patch tokens need digits")
-    texts = np.tile(template, (len(grids), 1))
-    texts[:, np.flatnonzero(template == ord("0"))] = grids + ord("0")
+    texts = np.tile(_TEMPLATE, (len(grids), 1))
+    texts[:, _DIGITS] = grids + ord("0")
     return texts
 
 

@@ -14,13 +14,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from cogen.errors import DataError
 from cogen.kit.export import ArcTask, ColumnView, ExportSource, pair
-
-if TYPE_CHECKING:
-    import numpy as np
 
 __all__ = ["COLUMN_VIEWS", "FORMATS", "RELEASE_VIEW", "arc_tasks", "task_numbers"]
 
@@ -39,8 +37,6 @@ COLUMN_VIEWS = (RELEASE_VIEW,)
 
 def task_numbers(sequences: list[tuple[str, ...]], shots: int) -> np.ndarray:
     """For every row (given by its sequence), the number of the task it belongs to, or -1 for none."""
-    import numpy as np  # here, not at the top: every command's option help reads this module's FORMATS
-
     groups: dict[tuple[str, ...], list[int]] = {}
     for row, sequence in enumerate(sequences):
         groups.setdefault(sequence, []).append(row)
