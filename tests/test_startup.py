@@ -110,6 +110,67 @@ def test_nested_stages_count_their_time_once():
     stages.reset()
 
 
+def _busy(seconds: float) -> None:
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        pass
+
+
+def test_a_stage_counts_its_own_thread_and_the_encoders_stage_every_thread():
+    """Another thread's work is not sampling's; the encoders' stage counts the threads their library
+    encodes on (polars'), less the stages nested in it."""
+    import threading
+
+    stages.reset()
+    stop = threading.Event()
+    spinner = threading.Thread(target=lambda: [None for _ in iter(stop.is_set, True)], daemon=True)
+    spinner.start()
+    try:
+        with stages.stage("sampling"):
+            time.sleep(0.2)  # the other thread spins meanwhile
+        with stages.stage("parquet encoding", threads=True):
+            time.sleep(0.2)
+            with stages.stage("arrow conversion"):
+                _busy(0.02)
+    finally:
+        stop.set()
+        spinner.join()
+    spent = stages.totals()
+    assert spent["sampling"] < 0.02 and spent["parquet encoding"] > 0.04 and 0.02 <= spent["arrow conversion"] < 0.04
+    stages.reset()
+
+
+def test_polars_encoding_is_encoding_and_the_row_groups_it_pulls_are_sampling():
+    import io
+
+    from cogen.pipeline import parquet
+
+    from cogen.pipeline.arrow import grids_column
+
+    cells = np.random.default_rng(0).integers(0, 10, (10_000, 20, 20), dtype=np.int8)
+    table = pa.table({"grid": grids_column(cells, np.full((10_000, 2), 20, np.int16))})
+
+    def tables():
+        for _ in range(4):  # each takes polars longer to encode than to sample
+            with stages.stage("sampling"):  # polars calls back for row groups, on threads of its own
+                _busy(0.02)
+            yield table
+
+    stages.reset()
+    schema = pa.schema([("grid", pa.list_(pa.list_(pa.int8())))])
+    cpu = time.process_time()
+    saved, parquet.POLARS_MIN_ROWS = parquet.POLARS_MIN_ROWS, 1
+    try:
+        parquet.write_parquet(io.BytesIO(), schema, tables(), {})
+    finally:
+        parquet.POLARS_MIN_ROWS = saved
+    cpu = time.process_time() - cpu
+    spent = stages.totals()
+    assert 0.08 <= spent["sampling"] < 0.11  # its own busy time, not the encoding beside it
+    assert spent["parquet encoding"] > 0 and sum(spent.values()) <= cpu + 0.01
+    stages.reset()
+
+
 def test_arrays_from_numpy_are_those_pa_array_makes():
     rng = np.random.default_rng(3)
     for type_ in (pa.int8(), pa.int16(), pa.int32(), pa.int64()):
