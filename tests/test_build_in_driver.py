@@ -99,3 +99,12 @@ def test_rows_are_held_only_inside_holding_and_within_its_bound():
         assert memory_scratch.kept_in_memory("/s/a") is rows and memory_scratch.kept_in_memory("/s/c") is None
     assert memory_scratch.kept_in_memory("/s/a") is None  # forgotten when the build ends
     assert not memory_scratch.keep_in_memory("/s/a", rows, 1)
+
+
+def test_the_workers_help_names_the_threshold():
+    import inspect
+
+    from cogen.cli import build as cli_build
+
+    help_text = " ".join(inspect.getsource(cli_build.build).split())
+    assert f"fewer than {driver.TINY_BUILD_ROWS:,} rows runs in one process" in help_text.replace('" "', "")

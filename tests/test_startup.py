@@ -144,7 +144,6 @@ def test_polars_encoding_is_encoding_and_the_row_groups_it_pulls_are_sampling():
     import io
 
     from cogen.pipeline import parquet
-
     from cogen.pipeline.arrow import grids_column
 
     cells = np.random.default_rng(0).integers(0, 10, (10_000, 20, 20), dtype=np.int8)
