@@ -150,7 +150,7 @@ _HEADER = st.recursive(_SCALAR, lambda inner: st.lists(inner, max_size=4) | st.d
                        max_leaves=25)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(_KEY, _HEADER, max_size=5))
 def test_the_header_is_the_text_the_python_emitter_writes(header):
     assert header_yaml(header) == yaml.dump(header, Dumper=yaml.SafeDumper, sort_keys=False, allow_unicode=True,
