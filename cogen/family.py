@@ -115,7 +115,10 @@ class Builder(Protocol):
     config's build inputs, :mod:`cogen.folder.inputs`); ``rows()`` the rows the build writes (for
     the memory estimate); ``settings_from_manifests(manifests)``, a class method, the settings
     that built configs were made from, grouped so one :meth:`prepare` per setting regenerates
-    them (``cogen verify --regenerate``).
+    them (``cogen verify --regenerate``). Optionally, ``split_sizes(name)`` gives the rows of each
+    split of a config when the spec decides them without sampling (``cogen verify`` then compares
+    them with the manifest at every level; a family whose sizes only its first pass knows leaves
+    it out).
     """
 
     family: str

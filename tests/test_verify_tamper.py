@@ -22,7 +22,7 @@ from conftest import TINY_COGITAO
 
 from cogen.carc.grammar import KINDS
 from cogen.carc.split import held_out_triplets
-from cogen.errors import PublishError
+from cogen.errors import BuildError, PublishError
 from cogen.family import FAMILIES
 from cogen.hub.publish import push
 from cogen.pipeline import build
@@ -43,7 +43,8 @@ def _shard(folder: Path, config: str, split: str) -> Path:
 
 
 def rerecord(path: Path) -> None:
-    """Record the shard ``path`` as it is now in its manifest, and the manifest in the card."""
+    """Record the shard ``path`` as it is now in its manifest, and the manifest in the card (with the
+    preview drawn from the rows as they are now)."""
     from cogen.card import write_card
     from cogen.folder import shard_record
 
@@ -55,7 +56,11 @@ def rerecord(path: Path) -> None:
         if relpath in info["shards"]:
             info["shards"][relpath] = shard_record(path)
     manifest_file.write_text(json.dumps(manifest, indent=2) + "\n")
-    write_card(folder, previews=False)
+    (folder / "previews" / f"{path.parent.name}.png").unlink(missing_ok=True)
+    try:
+        write_card(folder)
+    except BuildError:  # rows that cannot be decoded cannot be drawn either (verify then skips the preview)
+        write_card(folder, previews=False)
 
 
 def _edit(path: Path, change: Callable[[dict[str, list]], None]) -> None:
@@ -222,6 +227,29 @@ def _programs_determinism(folder):
     _edit(_shard(folder, "vp-block", "test"), _set("id", 0, "vp-block-test-renamed"))
 
 
+def _claims_packaged(config):
+    def tamper(folder):  # the manifest says it is the packaged c3 (and the card lists it so)
+        from cogen.card import write_card
+
+        path = folder / "manifests" / f"{config}.json"
+        manifest = json.loads(path.read_text())
+        manifest["packaged_spec"] = "c3"
+        path.write_text(json.dumps(manifest, indent=2) + "\n")
+        write_card(folder, previews=False)
+    return tamper
+
+
+def _foreign_preview(config):
+    def tamper(folder):  # the card's preview is some other picture
+        import numpy as np
+
+        from cogen.card._png import encode_png
+
+        (folder / "previews").mkdir(exist_ok=True)
+        (folder / "previews" / f"{config}.png").write_bytes(encode_png(np.zeros((4, 4), np.uint8), [(0, 0, 0)]))
+    return tamper
+
+
 def _cogitao_edited_manifest(folder):  # the manifest says seed 2 where the build used 5; the card knows better
     path = folder / "manifests" / "V-1.json"
     path.write_text(path.read_text().replace('"seed": 5', '"seed": 2'))
@@ -236,6 +264,8 @@ TAMPERS = {
     ("cogitao", "V-1", "unique (input, sequence)"): _cogitao_unique,
     ("cogitao", "V-1", "re-derived outputs"): _cogitao_rederive,
     ("cogitao", "V-1", "determinism"): _reorder_ids("V-1"),
+    ("cogitao", "V-1", "spec"): _claims_packaged("V-1"),
+    ("cogitao", "V-1", "preview"): _foreign_preview("V-1"),
     ("carc", CARC_CONFIGS[0], "files and schema"): _files_and_schema(CARC_CONFIGS[0]),
     ("carc", CARC_CONFIGS[0], "file hashes"): _file_hashes(CARC_CONFIGS[0]),
     ("carc", CARC_CONFIGS[0], "decoding"): _decoding(CARC_CONFIGS[0], "query_outputs"),
@@ -247,12 +277,16 @@ TAMPERS = {
     ("carc", CARC_CONFIGS[0], "rotation convention"): _carc_rotation,
     ("carc", CARC_CONFIGS[0], "re-derived outputs"): _carc_rederive,
     ("carc", CARC_CONFIGS[0], "determinism"): _reorder_ids(CARC_CONFIGS[0]),
+    ("carc", CARC_CONFIGS[0], "spec"): _claims_packaged(CARC_CONFIGS[0]),
+    ("carc", CARC_CONFIGS[0], "preview"): _foreign_preview(CARC_CONFIGS[0]),
     ("programs", "vp-block", "files and schema"): _files_and_schema("vp-block", "test"),
     ("programs", "vp-block", "file hashes"): _file_hashes("vp-block", "test"),
     ("programs", "vp-block", "decoding"): _decoding("vp-block", "outputs", "test"),
     ("programs", "vp-block", "function law"): _programs_law,
     ("programs", "vp-block", "distinct functions"): _programs_distinct,
     ("programs", "vp-block", "determinism"): _programs_determinism,
+    ("programs", "vp-block", "spec"): _claims_packaged("vp-block"),
+    ("programs", "vp-block", "preview"): _foreign_preview("vp-block"),
 }
 
 
@@ -291,7 +325,7 @@ def test_an_edited_manifest_fails_the_card_check(built, tmp_path):
     shutil.copytree(built["cogitao"], folder)
     _cogitao_edited_manifest(folder)
     bad = failed(verify(folder, shards_per_config=0))
-    assert [(c.config, c.name) for c in bad] == [("", "card")]
+    assert [(c.config, c.name) for c in bad] == [("", "card"), ("V-1", "spec")]  # seed 2 gives another fingerprint
     assert "manifests/V-1.json changed after the card was written" in bad[0].detail
 
 

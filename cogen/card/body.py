@@ -18,6 +18,7 @@ from cogen.card._studies import shift_text
 from cogen.card.papers import paper_link
 from cogen.card.settings import DEFAULT_SETTINGS, CardSettings
 from cogen.family import DEFAULT_FAMILY, family
+from cogen.safe_text import markdown_cell
 
 if TYPE_CHECKING:
     from cogen.card.family_card import FamilyCard
@@ -285,7 +286,9 @@ def _grouped(ctx: CardContext, key: Callable[[dict], str]) -> list[str]:
 def _versions(ctx: CardContext) -> str:
     if not ctx.manifests:
         return "- (no configs built yet)"
-    lines = ["Libraries that decide the bytes:", ""]
+    lines = ["Spec:", ""]
+    lines += _grouped(ctx, _spec_origin)
+    lines += ["", "Libraries that decide the bytes:", ""]
     lines += _grouped(ctx, lambda m: ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
     lines += ["", "Object bank (SHA-256 of `bank.bin`):", ""]
     lines += _grouped(ctx, lambda m: f"`{m['bank_sha256']}`" if "bank_sha256" in m else "not used (no bank objects)")
@@ -297,6 +300,15 @@ def _versions(ctx: CardContext) -> str:
               "SHA-256 of every Parquet file, which <code>cogen verify</code> checks)</summary>", "",
               _table(["config", "seed", "generator", "fingerprint", "manifest SHA-256"], rows), "", "</details>"]
     return "\n".join(lines)
+
+
+def _spec_origin(manifest: dict) -> str:
+    """Where a config's spec came from, as its manifest records it (``cogen verify`` checks a packaged one)."""
+    packaged = manifest.get("packaged_spec")
+    if packaged:
+        return f"cogen's packaged spec `{markdown_cell(packaged)}` (`split_specs/{markdown_cell(packaged)}.yaml`)"
+    return (f"`{markdown_cell(manifest.get('spec_file', 'unnamed')).replace('`', '')}`, a spec file of the builder's "
+            "own, **not one of cogen's packaged specs** (its content is in the manifest)")
 
 
 def _manifest_checksum(ctx: CardContext, name: str) -> str:

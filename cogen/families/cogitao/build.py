@@ -312,6 +312,11 @@ class CogitaoBuilder:
         """Rows the build writes, all experiments and splits together."""
         return self.key_rows()
 
+    def split_sizes(self, name: str) -> dict[str, int]:
+        """Rows of each split of experiment ``name``, as its spec sets them."""
+        return {split: rows for experiment in self.setting.experiments if experiment.name == name
+                for split, rows in experiment.sizes}
+
     def key_rows(self) -> int:
         """Samples the key pass of :meth:`prepare` visits (for progress bars)."""
         return sum(n for experiment in self.setting.experiments for _, n in experiment.sizes)

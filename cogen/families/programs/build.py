@@ -157,6 +157,11 @@ class ProgramsBuilder:
         """Rows the build writes (one per function)."""
         return sum(config.functions for config in self.setting.configs)
 
+    def split_sizes(self, name: str) -> dict[str, int]:
+        """Rows of each split of config ``name``: its one split holds one row per function."""
+        config = next((c for c in self.setting.configs if c.name == name), None)
+        return {SPLIT: config.functions} if config is not None else {}
+
     def key_rows(self) -> int:
         """No parallel key pass: a config's functions are keyed in :meth:`prepare`, in one vector step."""
         return 0
