@@ -255,7 +255,7 @@ def test_numbers_no_build_can_use_give_one_line(spec, tmp_path, options, message
     (["build", "--seed", "-1"], "--seed must be at least 0, got -1"),
     (["build", "--seed", str(2**64)], "--seed must be at most"),
     (["build", "--workers", "0"], "--workers must be at least 1"),
-    (["verify", ".", "--shards", "-1"], "--shards must be at least 0"),
+    (["verify", ".", "--sample", "-1"], "--sample must be at least 0"),
 ])
 def test_every_cli_number_is_checked_before_any_work(args, message, tmp_path):
     from typer.testing import CliRunner

@@ -29,6 +29,8 @@ from cogen.folder import (
                           CARD_FILE,
                           DATA_DIR,
                           FolderLock,
+                          append_journal,
+                          clear_journal,
                           config_dir,
                           folder_manifests,
                           manifest_path,
@@ -41,6 +43,9 @@ from cogen.folder.atomic import sync_to_disk
 from cogen.folder.ownership import is_temporary, listed_shards
 
 __all__ = ["MergeReport", "merge"]
+
+#: The key of journal lines a merge writes (no build reads them as its own).
+_MERGE_KEY = "merge"
 
 
 @dataclass
@@ -89,10 +94,6 @@ def _plan(sources: list[Path]) -> dict[str, tuple[Path, dict]]:
     chosen: dict[str, tuple[Path, dict]] = {}
     for source in dict.fromkeys(s.resolve() for s in sources):
         manifests = folder_manifests(source)
-        problems = card_problems(source, manifests)
-        if problems:
-            raise BuildError(f"{source}: its card does not match its manifests ({problems[0]}); merge takes only whole, "
-                             f"signed build folders: check it with `cogen verify {source}`")
         for name, manifest in manifests.items():
             if name in chosen and not _same_content(chosen[name][1], manifest):
                 other, first = chosen[name]
@@ -104,6 +105,10 @@ def _plan(sources: list[Path]) -> dict[str, tuple[Path, dict]]:
             problem = _file_problem(source, manifest)
             if problem:
                 raise BuildError(f"{source}: {problem}; rebuild it before merging")
+        problems = card_problems(source, manifests)
+        if problems:
+            raise BuildError(f"{source}: its card does not match its manifests ({problems[0]}); merge takes only whole, "
+                             f"signed build folders: check it with `cogen verify {source}`")
     return chosen
 
 
@@ -140,7 +145,8 @@ def _install_config(source: Path, folder: Path, manifest: dict, link: bool) -> N
 def _check_replacements(plan: dict[str, tuple[Path, dict]], folder: Path, existing: dict[str, dict],
                         force: bool) -> None:
     """Refuse, before anything changes, to replace a config of ``folder`` built with other inputs
-    (unless ``force``) or one whose ``data/<config>/`` holds files cogen did not write."""
+    (another spec, seed, scale, generator or object bank: another fingerprint; unless ``force``) or one
+    whose ``data/<config>/`` holds files cogen did not write (that no manifest or journal lists)."""
     for name, (source, manifest) in plan.items():
         unknown = sorted(p.relative_to(folder).as_posix() for p in _entries(config_dir(folder, name))
                          if p.relative_to(folder).as_posix() not in listed_shards(folder, name) and
@@ -149,10 +155,21 @@ def _check_replacements(plan: dict[str, tuple[Path, dict]], folder: Path, existi
             raise BuildError(f"{folder}/{unknown[0]} is not a file cogen wrote (no manifest of {folder} lists it), and "
                              f"merging {name} would replace its folder: move it out of {DATA_DIR}/{name}/. Nothing "
                              "was changed")
-        if name in existing and not _same_content(existing[name], manifest) and not force:
+        if name in existing and existing[name].get("fingerprint") != manifest.get("fingerprint") and not force:
             raise BuildError(f"config {name} of {folder} holds other data ({_described(existing[name])}) than the one of "
                              f"{source} ({_described(manifest)}); pass --force to replace it, or merge into another "
                              "folder. Nothing was changed")
+
+
+def _journal_files(folder: Path, name: str, manifests: list[dict | None]) -> None:
+    """Journal the shards of ``name`` before its manifest goes (the old ones and those copied in), so a
+    merge stopped half way can be run again: what is in ``data/<name>/`` is then still listed as cogen's."""
+    for manifest in manifests:
+        if manifest is not None:
+            records = shard_records(manifest)
+            for info in manifest["splits"].values():
+                for file in info["files"]:
+                    append_journal(folder, name, _MERGE_KEY, file, records.get(file, {}))
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -209,11 +226,13 @@ def _merge_locked(plan: dict[str, tuple[Path, dict]], folder: Path, link: bool, 
             continue
         (report.replaced if name in existing else report.added).append(name)
         try:
+            _journal_files(folder, name, [existing.get(name), manifest])
             manifest_path(folder, name).unlink(missing_ok=True)
             _install_config(source, folder, manifest, link)
         except OSError as error:
             raise BuildError(f"cannot copy config {name} into {folder}: {os_error_text(error)}") from None
         write_json_atomic(manifest_path(folder, name), manifest)
+        clear_journal(folder, name)
     write_card(folder, force=True, previous=previous)
     report.seconds = time.perf_counter() - started
     return report

@@ -334,7 +334,7 @@ def _file_checks(folder: Path, manifest: dict) -> tuple[Check, bool]:
                  for f in links + sorted(f for f in present if (folder / f).is_symlink())]
     counts, readable = [], not (listed - present)
     for split, info in manifest["splits"].items():
-        rows = 0
+        rows, footers = 0, []
         for file in info["files"]:
             if file not in present:
                 continue
@@ -343,15 +343,18 @@ def _file_checks(folder: Path, manifest: dict) -> tuple[Check, bool]:
                 problems.append(f"{file}: {footer}")
                 readable = False
             else:
-                rows += footer
+                rows += footer.num_rows
+                footers.append((file, footer))
         counts.append(f"{split} {rows}")
         if readable and rows != info["rows"]:
             problems.append(f"{split}: {rows} rows in the files, {info['rows']} in the manifest")
+        if readable:
+            problems += _footer_problems(manifest, split, footers)
     return Check(config, "files and schema", not problems, "; ".join(problems) or ", ".join(counts)), readable
 
 
-def _footer(path: Path, expected) -> int | str:
-    """The row count of a Parquet file whose schema is ``expected``, or what is wrong with it."""
+def _footer(path: Path, expected):
+    """The Parquet metadata of a file whose schema is ``expected``, or what is wrong with it."""
     import pyarrow.parquet as pq
 
     try:
@@ -363,7 +366,30 @@ def _footer(path: Path, expected) -> int | str:
         return "schema differs from the manifest's columns"
     if (schema.metadata or {}).get(b"huggingface") != expected.metadata[b"huggingface"]:
         return "Hugging Face features metadata differs"
-    return metadata.num_rows
+    return metadata
+
+
+def _footer_problems(manifest: dict, split: str, footers: list) -> list[str]:
+    """What the footers of a split's files say that the manifest does not: each file's stamp names the
+    config, split, fingerprint and format, and the rows it holds, the files in order covering the
+    split from row 0."""
+    problems, start = [], 0
+    wanted = {"fingerprint": manifest.get("fingerprint"), "config": manifest["config"], "split": split}
+    if "parquet_format" in manifest:
+        wanted.update(parquet_format=manifest["parquet_format"], cdc=manifest.get("parquet_cdc", False))
+    for file, metadata in footers:
+        try:
+            stamp = json.loads((metadata.metadata or {})[b"cogen"])
+        except (KeyError, ValueError):
+            problems.append(f"{file}: no cogen stamp in its footer")
+            continue
+        differing = [key for key, value in wanted.items() if not isinstance(stamp, dict) or stamp.get(key) != value]
+        if not differing and (stamp.get("start"), stamp.get("stop")) != (start, start + metadata.num_rows):
+            differing = ["rows"]
+        if differing:
+            problems.append(f"{file}: its footer stamp is not the one of this file of {split} ({', '.join(differing)})")
+        start += metadata.num_rows
+    return problems
 
 
 def _hash_check(folder: Path, manifest: dict) -> tuple[Check, bool]:
