@@ -31,6 +31,8 @@ branch on a family's name:
 ``exporter``       optional: a module for ``cogen export`` (:mod:`cogen.export`): ``FORMATS`` (formats
                    only its configs take), ``COLUMN_VIEWS`` (its ``--columns`` views) and, when its
                    rows make ARC tasks, ``arc_tasks(source, split, **options) -> Iterator[ArcTask]``
+``testing``        a module for cogen's shared tests (:mod:`cogen.kit.testing`): ``TINY``, the family's
+                   tiny build, and ``TAMPERS``, the damage each of its checks exists to catch
 =================  ====================================================================
 
 Plain fields hold what must be known without importing the family: its ``title`` and
@@ -72,7 +74,7 @@ __all__ = ["DEFAULT_FAMILY", "FAMILIES", "ID_NOTE", "OPTIONAL_ROLES", "ROLES", "
 #: Roles every family record names, each resolved by :meth:`Family.load`.
 ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card", "viewer")
 #: Roles a family may leave empty (it has no such thing): :meth:`Family.load` gives None for them.
-OPTIONAL_ROLES = ("stream", "report", "exporter", "sample")
+OPTIONAL_ROLES = ("stream", "report", "exporter", "sample", "testing")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
 
@@ -115,10 +117,9 @@ class Builder(Protocol):
     config's build inputs, :mod:`cogen.folder.inputs`); ``rows()`` the rows the build writes (for
     the memory estimate); ``settings_from_manifests(manifests)``, a class method, the settings
     that built configs were made from, grouped so one :meth:`prepare` per setting regenerates
-    them (``cogen verify --regenerate``). Optionally, ``split_sizes(name)`` gives the rows of each
+    them (``cogen verify --regenerate``). Optionally, ``split_sizes(config)`` gives the rows of each
     split of a config when the spec decides them without sampling (``cogen verify`` then compares
-    them with the manifest at every level; a family whose sizes only its first pass knows leaves
-    it out).
+    them with the manifest at every level; empty, or left out, when only the first pass knows them).
     """
 
     family: str
@@ -188,6 +189,7 @@ class Family:
     report_help: str = ""
     exporter: str = ""
     sample: str = ""
+    testing: str = ""
     column_notes: Mapping[str, str] = field(default_factory=dict)
     eval_help: Mapping[str, str] = field(default_factory=dict)
     prompt_help: Mapping[str, str] = field(default_factory=dict)

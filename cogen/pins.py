@@ -1,7 +1,7 @@
 """Keep Numba's on-disk caches honest about code that a kernel module takes from other files.
 
 Numba keys a cached kernel on its *own* source file only. A kernel module that calls kernels of
-another file (the engine's ``run_scene``, the RNG of :mod:`cogen._rng`) or bakes in constants
+another file (the engine's ``run_scene``, the RNG of :mod:`cogen.rng`) or bakes in constants
 computed from another file (the engine's per-token tables from the transformation registry)
 would keep running the old code after that file changes. So each such module carries a line
 
@@ -9,7 +9,7 @@ would keep running the old code after that file changes. So each such module car
 
 and :data:`PINNED` lists what it depends on. Changing a pin changes the module's source, which
 invalidates its cache. While a pin is stale (someone edited a dependency and has not refreshed),
-:func:`cogen._jit.kernel` compiles that module's kernels without the cache, so the results are
+:func:`cogen.jit.kernel` compiles that module's kernels without the cache, so the results are
 right, only slower to start, and a warning says how to refresh.
 
 ``python -m cogen.pins`` refreshes every pin; ``tests/test_pins.py`` fails while one is stale and
@@ -32,9 +32,9 @@ _PACKAGE = Path(__file__).resolve().parent
 PINNED: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "cogen.engine._kernels": ("cogen.engine.registry",),
     "cogen.engine._replay": ("cogen.engine._kernels",),
-    "cogen.families.cogitao.generate._sampler": ("cogen._rng", "cogen._slots", "cogen.engine._kernels"),
+    "cogen.families.cogitao.generate._sampler": ("cogen.rng", "cogen.slots", "cogen.engine._kernels"),
     "cogen.metrics._stubborn_kernels": ("cogen.engine._kernels",),
-    "cogen.carc._kernels": ("cogen._rng", "cogen._slots"),
+    "cogen.carc._kernels": ("cogen.rng", "cogen.slots"),
     "cogen.carc._replay": ("cogen.carc._kernels",),
 })
 _LINE = re.compile(r'^KERNELS_SHA256 = "([0-9a-f]*)"$', re.MULTILINE)

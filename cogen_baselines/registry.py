@@ -10,6 +10,7 @@ within 15 %.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -61,16 +62,20 @@ class ModelCard:
         return self.batch_size * self.accumulate
 
 
-def _grids():
-    from cogen_baselines.grids import GridWorkload
+def _named(name: str) -> type:
+    """A workload class by its ``"module:class"`` name. Workloads are named, not imported, as a family's roles are:
+    a workload refuses a model that cannot read a config by asking this registry which can
+    (:func:`cogen_baselines.workload.models_for`), so importing it here would make an import cycle."""
+    module, _, attribute = name.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
-    return GridWorkload
+
+def _grids():
+    return _named("cogen_baselines.grids:GridWorkload")
 
 
 def _episodes():
-    from cogen_baselines.episodes import MLCWorkload
-
-    return MLCWorkload
+    return _named("cogen_baselines.episodes:MLCWorkload")
 
 
 def _resnet(shape, **kwargs):

@@ -18,6 +18,7 @@ if os.environ.get("COGEN_REQUIRE_SANDBOX") != "1":
 
 
 # --- Loopback Hub (tests/fake_hub.py) for the publishing tests -------------------------------
+from collections.abc import Mapping  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402  (after the environment set-up above, on purpose)
@@ -63,30 +64,6 @@ def fake_hub(monkeypatch, tmp_path):
 
 
 # --- Builds shared by the tests that only read them -------------------------------------------
-#: The tiny build of each family that read-only tests share (``tiny_builds``): one COGITAO experiment,
-#: a Compositional-ARC pool with every kind of config, one programs setting.
-TINY_COGITAO = """\
-setting: V
-seed: 5
-defaults:
-  grid: {height: [6, 8], width: [6, 8]}
-  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
-  sizes: {train: 60, validation: 12, test: 12, validation_ood: 12, test_ood: 12}
-experiments:
-  V-1:
-    in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal, rot90]]}
-    out_of_domain: {sequences: [[rot90, mirror_horizontal]]}
-"""
-TINY_CARC_CONFIGS = ["carc-episodes", "carc-systematicity-1860", "carc-3shot-1860", "carc-3shot-1870", "carc-static"]
-TINY_PROGRAMS = """\
-setting: vp
-family: programs
-seed: 9
-functions: 12
-settings: [block]
-"""
-
-
 class SharedBuilds:
     """Build folders made once per test session and shared by every test that asks for the same builds.
 
@@ -144,28 +121,57 @@ def shared_build(tmp_path_factory):
     assert not changed, f"tests changed shared read-only builds (copy a build to change it): {changed}"
 
 
-@pytest.fixture(scope="session")
-def tiny_cogitao(shared_build) -> Path:
-    """A tiny COGITAO build (experiment V-1), shared and read-only."""
-    return shared_build(TINY_COGITAO)
+class TinyBuilds(Mapping):
+    """The tiny build of every registered family (its ``testing`` role's ``TINY``, :mod:`cogen.kit.testing`), by
+    family name, made on first use and shared read-only (:class:`SharedBuilds`)."""
+
+    def __init__(self, builds: SharedBuilds):
+        self.builds = builds
+
+    def __getitem__(self, name: str) -> Path:
+        tiny = tiny_of(name)
+        return self.builds(tiny.spec, **tiny.options)
+
+    def __iter__(self):
+        from cogen.family import FAMILIES
+
+        return iter(FAMILIES)
+
+    def __len__(self) -> int:
+        from cogen.family import FAMILIES
+
+        return len(FAMILIES)
+
+
+def tiny_of(name: str):
+    """The :class:`cogen.kit.testing.TinyBuild` of family ``name``."""
+    from cogen.family import family
+
+    return family(name).load("testing").TINY
 
 
 @pytest.fixture(scope="session")
-def tiny_carc(shared_build) -> Path:
-    """A tiny Compositional-ARC build (scale 0.001: 100 episodes; ``TINY_CARC_CONFIGS``), shared and read-only."""
-    return shared_build("carc", scale=0.001, only=TINY_CARC_CONFIGS)
+def tiny_builds(shared_build) -> TinyBuilds:
+    """The tiny build of every registered family, by family name (built when first asked for)."""
+    return TinyBuilds(shared_build)
 
 
 @pytest.fixture(scope="session")
-def tiny_programs(shared_build) -> Path:
-    """A tiny programs build (config vp-block, 12 functions), shared and read-only."""
-    return shared_build(TINY_PROGRAMS)
+def tiny_cogitao(tiny_builds) -> Path:
+    """The tiny COGITAO build (experiment V-1), shared and read-only."""
+    return tiny_builds["cogitao"]
 
 
 @pytest.fixture(scope="session")
-def tiny_builds(tiny_cogitao, tiny_carc, tiny_programs) -> dict[str, Path]:
-    """The tiny build of every family, by family name."""
-    return {"cogitao": tiny_cogitao, "carc": tiny_carc, "programs": tiny_programs}
+def tiny_carc(tiny_builds) -> Path:
+    """The tiny Compositional-ARC build (scale 0.001: 100 episodes; a config of every kind), shared and read-only."""
+    return tiny_builds["carc"]
+
+
+@pytest.fixture(scope="session")
+def tiny_programs(tiny_builds) -> Path:
+    """The tiny programs build (config vp-block, 12 functions), shared and read-only."""
+    return tiny_builds["programs"]
 
 
 @pytest.fixture(scope="session")

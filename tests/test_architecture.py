@@ -1,17 +1,22 @@
-"""The package graph: imports run downward through the layers of docs/architecture.md, with no cycle.
+"""The package graph: imports run downward through the layers of docs/architecture.md, with no cycle; a family
+folder imports no private module; the generic packages name no family.
 
-Every ``import`` and ``from ... import`` inside ``cogen/`` counts, at module level or inside a
-function (only ``if TYPE_CHECKING:`` blocks are skipped): a function-level import hides a
-dependency from the reader, not from this test.
+Every ``import`` and ``from ... import`` inside ``cogen/`` (and ``cogen_baselines/`` for module cycles) counts, at
+module level or inside a function (only ``if TYPE_CHECKING:`` blocks are skipped): a function-level import hides
+a dependency from the reader, not from this test.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections import defaultdict
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
+
+import pytest
 
 import cogen
 
@@ -23,7 +28,7 @@ FAMILY_FOLDERS = sorted(path.name for path in (PACKAGE / "families").iterdir()
                         if path.is_dir() and (path / "__init__.py").exists())
 #: The layers, bottom first; a unit may import its own layer's units only where listed in SAME_LAYER.
 LAYERS = (
-    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen._jit", "cogen._rng", "cogen._slots",
+    {"cogen.errors", "cogen._version", "cogen._resources", "cogen.pins", "cogen.jit", "cogen.rng", "cogen.slots",
      "cogen.family", "cogen.families", "cogen.palette", "cogen.safe_text"},
     {"cogen.engine", "cogen.bank", "cogen.folder", "cogen.carc", "cogen.sandbox", "cogen.render"},
     {"cogen.specs"},
@@ -31,11 +36,12 @@ LAYERS = (
     {"cogen.pipeline"},
     {"cogen.hub", "cogen.io", "cogen.metrics", "cogen.stream", "cogen.export"},
     {"cogen.eval", "cogen.llm", "cogen.view"},
+    {"cogen.kit"},
     {f"cogen.families.{name}" for name in FAMILY_FOLDERS},
     {"cogen.cli", "cogen.__main__"},
 )
 #: Same-layer imports that are part of the design (the lower one listed second).
-SAME_LAYER = {("cogen._jit", "cogen.pins"), ("cogen._rng", "cogen._jit"), ("cogen.family", "cogen.errors"),
+SAME_LAYER = {("cogen.jit", "cogen.pins"), ("cogen.rng", "cogen.jit"), ("cogen.family", "cogen.errors"),
               ("cogen.bank", "cogen.engine"), ("cogen.llm", "cogen.eval"), ("cogen.stream", "cogen.io"), ("cogen.export", "cogen.io"),
               ("cogen.__main__", "cogen.cli")}
 
@@ -54,31 +60,37 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
-    """Every ``cogen`` module or package ``path`` imports (``from cogen.x import y`` counts ``cogen.x.y``
-    when ``y`` is a module, else ``cogen.x``)."""
+def _import_nodes(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement of ``path`` but those of ``if TYPE_CHECKING:`` blocks."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = {id(node) for block in ast.walk(tree)
                if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
                for node in ast.walk(block)}
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skipped]
+
+
+def _imports(path: Path, prefix: str = "cogen.") -> set[str]:
+    """Every module or package under ``prefix`` that ``path`` imports (``from cogen.x import y`` counts
+    ``cogen.x.y`` when ``y`` is a module, else ``cogen.x``)."""
     found = set()
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
+    for node in _import_nodes(path):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             submodules = {f"{node.module}.{alias.name}" for alias in node.names} & MODULES
             found |= submodules or {node.module}
-    return {name for name in found if name.startswith("cogen.")}
+    return {name for name in found if name.startswith(prefix)}
 
 
-MODULES = {_module_name(path) for path in PACKAGE.rglob("*.py")}
+#: The packages whose modules must not import each other in a loop.
+PACKAGES = (PACKAGE, PACKAGE.parent / "cogen_baselines")
+MODULES = {_module_name(path) for package in PACKAGES for path in package.rglob("*.py")}
 
 
-def module_graph() -> dict[str, set[str]]:
-    """Module -> the modules it imports (a package counts as its ``__init__``; itself excluded)."""
-    return {_module_name(path): _imports(path) - {_module_name(path)} for path in PACKAGE.rglob("*.py")}
+def module_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports (a package counts as its ``__init__``; itself excluded)."""
+    prefix = f"{package.name}."
+    return {_module_name(path): _imports(path, prefix) - {_module_name(path)} for path in package.rglob("*.py")}
 
 
 def unit_graph() -> dict[str, set[str]]:
@@ -103,10 +115,11 @@ def test_no_package_cycle():
     assert _cycles(unit_graph()) == []
 
 
-def test_no_module_cycle():
+@pytest.mark.parametrize("package", PACKAGES, ids=[p.name for p in PACKAGES])
+def test_no_module_cycle(package):
     """No two files import each other, even through function-level imports (a package's ``__init__``
     re-exporting its own modules is the one kind of loop allowed: the modules never import it back)."""
-    assert _cycles(module_graph()) == []
+    assert _cycles(module_graph(package)) == []
 
 
 def test_the_cycle_finder_finds_cycles():
@@ -124,10 +137,62 @@ def test_every_unit_has_a_layer_and_imports_only_downward():
     assert upward == [], "imports that do not run downward (see docs/architecture.md)"
 
 
+# ------------------------------------------------------------------ a family folder imports no private module
+#: Shared domains at layer 1: a family's own code kept low because others use it too (docs/architecture.md), which
+#: the family that owns it may reach into, as into its own folder.
+DOMAINS = ("cogen.engine", "cogen.bank", "cogen.carc")
+
+
+def _private(name: str) -> bool:
+    return any(part.startswith("_") for part in name.split(".")[1:])
+
+
+def private_imports(path: Path) -> list[str]:
+    """What a family module imports from outside its folder that is private (a module or a name starting with
+    ``_``), but for shared domains (:data:`DOMAINS`) and the kernel modules a kernel module pins (Numba caches a
+    kernel by its own file, so a kernel imports the kernels it calls from where they are defined)."""
+    from cogen.pins import PINNED
+
+    own = _unit(_module_name(path))
+    pinned = set(PINNED.get(_module_name(path), ()))
+    found = []
+    for node in _import_nodes(path):
+        if isinstance(node, ast.Import):
+            names = [(alias.name, "") for alias in node.names]
+        else:
+            names = [(node.module or "", alias.name) for alias in node.names]
+        for module, name in names:
+            outside = module.startswith("cogen") and not module.startswith(own) and not module.startswith(DOMAINS)
+            if outside and module not in pinned and (_private(module) or name.startswith("_")):
+                found.append(f"{module}:{name}" if name else module)
+    return found
+
+
+def test_family_folders_import_no_private_module():
+    """What a family needs is public: the family kit (:mod:`cogen.kit`) and the public layer-0 modules."""
+    found = {path.relative_to(PACKAGE).as_posix(): imports for path in (PACKAGE / "families").rglob("*.py")
+             if (imports := private_imports(path))}
+    assert found == {}
+
+
+def test_the_private_import_check_finds_private_modules_and_names(tmp_path):
+    folder = PACKAGE / "families" / "cogitao"
+    planted = folder / "_planted_for_test.py"
+    planted.write_text("from cogen.specs._fields import Range\nfrom cogen.llm.prompts import _helper\n"
+                       "from cogen.engine._kernels import run_scene\nfrom cogen.families.cogitao import _digest\n"
+                       "import cogen._version\nfrom cogen.kit.spec import Range as R\n")
+    try:
+        assert private_imports(planted) == ["cogen.specs._fields:Range", "cogen.llm.prompts:_helper", "cogen._version"]
+    finally:
+        planted.unlink()
+
+
 # ------------------------------------------------------------------ the generic machinery names no family
 #: Packages that must work for any family: they reach a family only through its record
 #: (``family(name).load(role)`` and the record's fields), never by its name.
-GENERIC_PACKAGES = ("pipeline", "folder", "card", "eval", "llm", "export", "cli", "stream", "io", "hub", "view")
+#: (``sandbox`` is not yet among them: its ``run_programs`` uses a family's name as an English word in code.)
+GENERIC_PACKAGES = ("pipeline", "folder", "card", "eval", "llm", "export", "cli", "stream", "io", "hub", "view", "kit",
+                    "specs")
 ROOT = PACKAGE.parent
 #: Other words for a family than its name and title.
 ALSO_CALLED = ("C-ARC",)
@@ -139,11 +204,48 @@ def generic_files() -> list[Path]:
     return sorted(path for folder in folders if folder.is_dir() for path in folder.rglob("*.py"))
 
 
-def family_words(families) -> re.Pattern:
-    """Any registered family's name, title or other name, as a whole word (``_`` and ``.`` separate words)."""
-    words = {word for record in families.values() for word in (record.name, record.title)} | set(ALSO_CALLED)
-    alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+def _words(words) -> re.Pattern:
+    alternatives = "|".join(re.escape(word) for word in sorted(set(words), key=len, reverse=True))
     return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def family_names(families) -> re.Pattern:
+    """Any registered family's name, as a whole word (``_`` and ``.`` separate words)."""
+    return _words(record.name for record in families.values())
+
+
+def family_titles(families) -> re.Pattern:
+    """Any registered family's title or other name (proper names, which no English sentence uses otherwise)."""
+    return _words([record.title for record in families.values()] + list(ALSO_CALLED))
+
+
+#: Characters that join a name to another name (``families.carc``, ``carc/``, ``programs:x``, ``carc-static``).
+_JOINERS = "._/:-"
+_QUOTES = "`'\""
+
+
+def _named_in_text(text: str, match: re.Match) -> bool:
+    """Whether a family name found in prose (a comment, a docstring, a string) is used as a name there: quoted
+    (``'carc'``, ```programs```), or joined to another name (``families.carc``, ``carc-static``,
+    ``cogitao_rows``), rather than as an English word (``start counting from zero``)."""
+    start, end = match.span()
+    left, right = text[start - 1: start], text[end: end + 1]
+    before, after = text[start - 2: start - 1], text[end + 1: end + 2]
+    if left in _QUOTES or "_" in (left, right):
+        return True
+    return (left in _JOINERS[:-1] and bool(re.match(r"\w", before))) or (right in _JOINERS and bool(re.match(r"\w", after)))
+
+
+def _name_lines(source: str, names: re.Pattern) -> set[int]:
+    """Lines where a family name is an identifier, or a name in a string or comment (:func:`_named_in_text`)."""
+    lines = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NAME and names.search(token.string):
+            lines.add(token.start[0])
+        elif token.type in (tokenize.STRING, tokenize.COMMENT):
+            lines |= {token.start[0] + token.string.count("\n", 0, match.start())
+                      for match in names.finditer(token.string) if _named_in_text(token.string, match)}
+    return lines
 
 
 def _about_family(node: ast.AST) -> bool:
@@ -173,12 +275,13 @@ def family_comparisons(source: str) -> list[int]:
 
 
 def family_mentions(path: Path, families, root: Path = ROOT) -> list[tuple[str, int, str]]:
-    """``(file, line number, line)`` for each line of ``path`` that names a family (code, strings,
-    docstrings and comments alike) or compares something about a family with a constant."""
+    """``(file, line number, line)`` for each line of ``path`` that names a family (its name as an identifier
+    or a quoted or joined name, its title anywhere) or compares something about a family with a constant."""
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
-    pattern = family_words(families)
-    numbers = {number for number, line in enumerate(lines, 1) if pattern.search(line)}
+    titles = family_titles(families)
+    numbers = {number for number, line in enumerate(lines, 1) if titles.search(line)}
+    numbers |= _name_lines(source, family_names(families))
     numbers |= set(family_comparisons(source))
     name = path.relative_to(root).as_posix()
     return [(name, number, lines[number - 1].strip()) for number in sorted(numbers)]
@@ -207,9 +310,26 @@ def test_the_family_check_finds_names_titles_and_comparisons(tmp_path):
                        '    return cogitao_table(manifest), record.family in ("a", "b")\n'
                        '# string-to-grid programs, C-ARC\n'
                        'x = family.name == other  # fine: not a constant\n'
-                       'carcass = programmes = "cogitaos"  # fine: other words\n')
+                       'carcass = programmes = "cogitaos"  # fine: other words\n'
+                       '"""The programs we run, and the carc-static config."""\n'
+                       'y = "the `programs` rows"  # and the programs\' score\n'
+                       'z = f(families["carc"], "families/programs/x.py")\n')
     found = family_mentions(planted, FAMILIES, root=tmp_path)
-    assert [number for _, number, _ in found] == [1, 2, 4, 5, 6, 7] and found[0][0] == "planted.py"
+    assert [number for _, number, _ in found] == [1, 2, 4, 5, 6, 7, 10, 11, 12] and found[0][0] == "planted.py"
+
+
+def test_a_family_named_by_an_english_word_leaves_prose_alone(tmp_path):
+    """A family may be called ``counting``: generic prose that counts stays as it is; code that names it does not."""
+    from types import SimpleNamespace
+
+    families = {"counting": SimpleNamespace(name="counting", title="Object counting")}
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""The papers\' way of counting: start counting from zero."""\n'
+                       'message = "counting rows, a counting-based check"  # keep counting\n'
+                       'from cogen.families.counting import build\n'
+                       'rows = counting_rows(x) + "counting" + "`counting`"\n'
+                       '# Object counting configs\n')
+    assert [number for _, number, _ in family_mentions(planted, families, root=tmp_path)] == [2, 3, 4, 5]
 
 
 #: Lines that name a family in packages other engineers were cleaning, by file and text. Delete an entry

@@ -11,12 +11,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_verify_tamper import rerecord
 from typer.testing import CliRunner
 
 from cogen.carc.mlc import decode_grids, encoder_length, mlc_arrays
 from cogen.carc.split import held_out_triplets
 from cogen.cli import app
+from cogen.kit.testing import rerecord
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
 

@@ -1,8 +1,9 @@
-"""The family registry: every family it lists builds, verifies, scores and prompts a tiny spec end to end.
+"""The family registry: every family it lists builds, verifies, scores and prompts its tiny build end to end.
 
-A new family fails here until it has a tiny spec below and every role of its record works. A fourth
-family made in ``tests/toy_family/`` alone (the checklist of ``docs/architecture.md``) is built,
-verified, scored, prompted and carded without a line of cogen's generic code knowing it.
+Each family is found from the registry, and what these tests need of it is in its own folder (its ``testing``
+role: the tiny build, the tampers; :mod:`cogen.kit.testing`), so a new family is tested here without a line
+added. A family made in ``tests/toy_family/`` alone with the family kit goes through the same tests, and is also
+carded and rebuilt by ``cogen verify --regenerate``, without a line of cogen's generic code knowing it.
 """
 
 from __future__ import annotations
@@ -13,63 +14,25 @@ import re
 from types import MappingProxyType
 
 import pytest
+from conftest import tiny_of
 
 from cogen.card.preview import caption_columns, read_bands
 from cogen.errors import EvalError, UnknownNameError
 from cogen.eval import baseline_records, evaluate, expected_ids, write_baseline, write_predictions
-from cogen.family import FAMILIES, OPTIONAL_ROLES, ROLES, Builder, Evaluator, family
+from cogen.family import FAMILIES, OPTIONAL_ROLES, ROLES, Builder, Evaluator, Family, family
 from cogen.folder import read_manifests, read_split
+from cogen.kit.testing import TinyBuild
 from cogen.llm import export_prompts
 from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
-from cogen.specs import parse_spec_text
-
-#: A spec small enough to build in seconds, per family, and the split to score.
-TINY_SPECS = {
-    "cogitao": ("""\
-setting: F
-seed: 2
-defaults:
-  grid: {height: [6, 8], width: [6, 8]}
-  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
-  sizes: {train: 40, validation: 6, test: 6, validation_ood: 6, test_ood: 6}
-experiments:
-  F-1:
-    in_domain: {sequences: [[translate_up], [rot90]]}
-    out_of_domain: {sequences: [[rot90, translate_up]]}
-""", "test_ood"),
-    "carc": ("""\
-setting: fc
-family: carc
-seed: 4
-episodes: 150
-transformations:
-  translation: {direction: [x, y], step_size: [1]}
-  mirror: {direction: [x, y]}
-  rotation: {rotation_type: [0, 8]}
-  set_color: {new_color: [1, 2]}
-  grow: {direction: [-x, -y]}
-split: {seeds: [1860], min_label_count: 3, configs: [systematicity]}
-""", "test"),
-    "programs": ("""\
-setting: fp
-family: programs
-seed: 6
-functions: 12
-settings: [horizontal, random]
-""", "test"),
-}
+from cogen.specs import load_spec, parse_spec_text
 
 
-def test_every_family_has_a_tiny_spec():
-    assert set(TINY_SPECS) == set(FAMILIES)
-
-
-@pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_every_role_resolves_and_keeps_its_protocol(name):
+def roles_keep_their_protocols(record: Family) -> None:
+    """Every role of ``record`` resolves and keeps its protocol; its ``testing`` role gives a tiny build."""
     from cogen.card.family_card import FamilyCard
+    from cogen.view.drawing import Viewer
 
-    record = FAMILIES[name]
     for role in ROLES:
         assert record.load(role) is not None
     for role in OPTIONAL_ROLES:
@@ -77,12 +40,49 @@ def test_every_role_resolves_and_keeps_its_protocol(name):
     builder = record.load("builder")
     builder_methods = {m for m in dir(Builder) if not m.startswith("_")} - {"family"}
     assert inspect.isclass(builder) and all(callable(getattr(builder, m, None)) for m in builder_methods)
-    assert builder.family == name
+    assert builder.family == record.name
     evaluator = record.evaluation()
     assert {m for m in dir(Evaluator) if not m.startswith("_")} <= set(dir(evaluator))
+    viewer = record.load("viewer")
+    assert {m for m in dir(Viewer) if not m.startswith("_")} <= set(dir(viewer))
     assert "data" in inspect.signature(record.load("prompts")).parameters
     assert isinstance(record.load("card"), FamilyCard)
     assert record.title and record.description and record.column_notes.get("id")
+    tiny = record.load("testing").TINY
+    setting = parse_spec_text(tiny.spec) if "\n" in tiny.spec else load_spec(tiny.spec)
+    assert isinstance(tiny, TinyBuild) and setting.family == record.name
+
+
+def tiny_build_verifies_scores_and_prompts(record: Family, folder, tmp_path) -> None:
+    """The family's tiny build (at ``folder``) verifies; its config scores 100 % with the target baseline and
+    prompts every row; every column has a note and every declared caption is a column."""
+    tiny = record.load("testing").TINY
+    assert not failed(verify(folder, shards_per_config=1))
+    manifests = read_manifests(folder)
+    assert all(m["family"] == record.name for m in manifests.values())
+    manifest = manifests[tiny.config]
+    assert set(manifest["columns"]) <= set(record.column_notes), "every column has a note on the card"
+    captions = record.load("card").captions
+    assert caption_columns(manifest) == dict(captions), "every declared preview caption is a column"
+    for band in read_bands(folder, manifest, tiny.split, 3):
+        assert len(band.captions) == (len(band.pairs) if band.label.removeprefix(tiny.split).strip() in captions else 0)
+
+    data = read_split(folder, tiny.config, tiny.split)
+    predictions = tmp_path / "target.jsonl"
+    assert write_baseline(predictions, data, "target") == len(expected_ids(data))
+    metrics = evaluate(folder, tiny.config, tiny.split, predictions)
+    assert metrics["family"] == record.name and metrics["n"] == len(expected_ids(data)) > 0
+    assert metrics.get("n_valid", metrics["n"]) == metrics["n"] and not metrics["format_errors"]["total"]
+
+    prompts = tmp_path / "prompts.jsonl"
+    count = export_prompts(folder, tiny.config, tiny.split, prompts)
+    records = [json.loads(line) for line in prompts.read_text().splitlines()]
+    assert count == len(records) > 0 and {r["id"] for r in records} <= set(expected_ids(data))
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_every_role_resolves_and_keeps_its_protocol(name):
+    roles_keep_their_protocols(FAMILIES[name])
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
@@ -98,48 +98,18 @@ def test_the_option_help_of_a_family_names_options_it_takes(name):
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_a_tiny_spec_builds_verifies_scores_and_prompts(name, tmp_path):
-    text, split = TINY_SPECS[name]
-    spec = tmp_path / "tiny.yaml"
-    spec.write_text(text)
-    assert parse_spec_text(text).family == name
-    folder = tmp_path / "data"
-    report = build(spec, folder, workers=1)
-    assert report.configs and not failed(verify(folder, shards_per_config=1))
-    manifests = read_manifests(folder)
-    config = next(c for c, m in manifests.items() if split in m["splits"])
-    assert all(m["family"] == name for m in manifests.values())
-    notes = FAMILIES[name].column_notes
-    assert set(manifests[config]["columns"]) <= set(notes), "every column has a note on the card"
-    captions = FAMILIES[name].load("card").captions
-    assert caption_columns(manifests[config]) == dict(captions), "every declared preview caption is a column"
-    for band in read_bands(folder, manifests[config], split, 3):
-        assert len(band.captions) == (len(band.pairs) if band.label.removeprefix(split).strip() in captions else 0)
-
-    data = read_split(folder, config, split)
-    predictions = tmp_path / "target.jsonl"
-    assert write_baseline(predictions, data, "target") == len(expected_ids(data))
-    metrics = evaluate(folder, config, split, predictions)
-    assert metrics["family"] == name and metrics["n"] == len(expected_ids(data)) > 0
-    assert metrics.get("n_valid", metrics["n"]) == metrics["n"] and not metrics["format_errors"]["total"]
-
-    prompts = tmp_path / "prompts.jsonl"
-    count = export_prompts(folder, config, split, prompts)
-    records = [json.loads(line) for line in prompts.read_text().splitlines()]
-    assert count == len(records) > 0 and {r["id"] for r in records} <= set(expected_ids(data))
+def test_a_tiny_build_verifies_scores_and_prompts(name, tiny_builds, tmp_path):
+    tiny_build_verifies_scores_and_prompts(FAMILIES[name], tiny_builds[name], tmp_path)
 
 
-def test_options_of_another_family_are_refused_with_the_family_named(tmp_path):
-    text, split = TINY_SPECS["cogitao"]
-    spec = tmp_path / "tiny.yaml"
-    spec.write_text(text)
-    build(spec, tmp_path / "data", workers=1)
+def test_options_of_another_family_are_refused_with_the_family_named(tiny_cogitao, tmp_path):
+    tiny = tiny_of("cogitao")
     predictions = tmp_path / "p.jsonl"
-    write_predictions(predictions, baseline_records(read_split(tmp_path / "data", "F-1", split), "identity"))
+    write_predictions(predictions, baseline_records(read_split(tiny_cogitao, tiny.config, tiny.split), "identity"))
     with pytest.raises(EvalError, match="'queries' does not apply to COGITAO configs.*Compositional-ARC"):
-        evaluate(tmp_path / "data", "F-1", split, predictions, queries="first")
+        evaluate(tiny_cogitao, tiny.config, tiny.split, predictions, queries="first")
     with pytest.raises(EvalError, match="'queries' does not apply to prompts for COGITAO"):
-        export_prompts(tmp_path / "data", "F-1", split, tmp_path / "prompts.jsonl", queries="first")
+        export_prompts(tiny_cogitao, tiny.config, tiny.split, tmp_path / "prompts.jsonl", queries="first")
 
 
 def test_an_unknown_family_is_a_clear_error():
@@ -160,37 +130,49 @@ def toy(monkeypatch):
     return TOY
 
 
-TOY_SPEC = "setting: tm\nfamily: toy\nseed: 5\nside: 4\nrows: 6\n"
+@pytest.fixture
+def toy_build(toy, tmp_path):
+    """The toy's tiny build, in ``tmp_path``."""
+    spec = tmp_path / "toy.yaml"
+    spec.write_text(toy.load("testing").TINY.spec)
+    build(spec, tmp_path / "data", workers=1)
+    return tmp_path / "data"
 
 
 def _section(card: str, title: str) -> str:
     return card.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
-def test_a_family_made_in_tests_alone_builds_verifies_scores_prompts_and_has_its_card(toy, tmp_path):
-    spec = tmp_path / "toy.yaml"
-    spec.write_text(TOY_SPEC)
-    folder = tmp_path / "data"
-    build(spec, folder, workers=1)
-    checks = verify(folder, shards_per_config=2)
-    assert not failed(checks) and {"mirrored outputs", "determinism"} <= {c.name for c in checks}
-    assert not failed(verify(folder, regenerate=True))  # its builder rebuilds it from the manifests
+def test_a_family_made_in_tests_alone_keeps_the_contract_of_every_family(toy, toy_build, tmp_path):
+    from test_verify_tamper import assert_every_check_has_a_tamper, assert_only_its_check_fails
 
-    data = read_split(folder, "tm-mirror", "test")
+    roles_keep_their_protocols(toy)
+    tiny_build_verifies_scores_and_prompts(toy, toy_build, tmp_path / "contract")
+    assert_every_check_has_a_tamper("toy", toy_build)
+    for config, check in toy.load("testing").TAMPERS:
+        assert_only_its_check_fails("toy", toy_build, tmp_path / check, config, check)
+    assert not failed(verify(toy_build, regenerate=True))  # its builder rebuilds it from the manifests
+
+
+def test_a_family_made_in_tests_alone_dedups_scores_and_has_its_card(toy, toy_build, tmp_path):
+    manifest = read_manifests(toy_build)["tm-mirror"]
+    assert sum(len(info["regenerated"]) for info in manifest["splits"].values()) > 0  # 18 grids of 2 x 2 and 3 x 3
+    assert {split: info["stats"]["accepted"] for split, info in manifest["splits"].items()} == \
+        {"train": 6, "test": 6, "test_ood": 6}
+    data = read_split(toy_build, "tm-mirror", "test")
     scores = {}
     for kind in ("target", "identity"):
         write_baseline(tmp_path / f"{kind}.jsonl", data, kind)
-        scores[kind] = evaluate(folder, "tm-mirror", "test", tmp_path / f"{kind}.jsonl")["grid_accuracy"]
+        scores[kind] = evaluate(toy_build, "tm-mirror", "test", tmp_path / f"{kind}.jsonl")["grid_accuracy"]
     assert scores["target"] == 1 > scores["identity"]
-    assert export_prompts(folder, "tm-mirror", "test", tmp_path / "prompts.jsonl") == 6
 
-    card = (folder / "README.md").read_text(encoding="utf-8")
+    card = (toy_build / "README.md").read_text(encoding="utf-8")
     paper = toy.load("card").papers[0]
     assert "from **1 study**" in card and "**tm** (Toy mirrors; 1 config, `tm-mirror`)" in card
     measured = _section(card, "What the benchmark measures")
     assert re.findall(r"(?m)^- .*$", measured) == ["- **Toy mirrors (tm).** Whether a model mirrors a grid."]
     assert f"{paper.key}: *{paper.title}*" in _section(card, "Papers") and paper.bibtex in _section(card, "Citation")
-    assert "Toy Mirrors" in card and "nothing held out: every grid is mirrored" in _section(card, "Configs")
+    assert "Toy Mirrors" in card and "larger grids out of domain (3 cells a side)" in _section(card, "Configs")
     for other in FAMILIES.values():  # no other family's paper, paragraph, differences or sections
         for cited in other.load("card").papers:
             assert cited.title not in card and cited.arxiv not in card
@@ -204,7 +186,7 @@ def test_a_family_without_a_stream_is_refused_by_name(toy, tmp_path):
     from cogen.stream import SampleStream
 
     spec = tmp_path / "toy.yaml"
-    spec.write_text(TOY_SPEC)
+    spec.write_text(toy.load("testing").TINY.spec)
     with pytest.raises(SpecError, match="Toy mirrors specs have no streams.*COGITAO samples"):
         SampleStream(spec)
 

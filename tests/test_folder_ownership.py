@@ -16,9 +16,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import TINY_COGITAO
 
 from cogen.errors import BuildError, PublishError
+from cogen.families.cogitao.testing import TINY_SPEC as TINY_COGITAO
 from cogen.folder.ownership import foreign_files, is_temporary, listed_shards, shard_path_problem
 from cogen.hub import merge
 from cogen.hub.publish import push

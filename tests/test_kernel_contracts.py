@@ -1,6 +1,6 @@
 """Contracts at the Numba boundary are named: what Python gets from a kernel, and the vectors it hands
 one, are matched by name, never by position; and every family draws its random numbers through
-cogen._rng."""
+cogen.rng."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import cogen
-from cogen import _rng
-from cogen._slots import Slots
+from cogen import rng
+from cogen.slots import Slots
 
 PACKAGE = Path(cogen.__file__).resolve().parent
 
@@ -142,10 +142,10 @@ def test_slots_refuse_overlapping_constants():
 
 def test_the_numpy_twins_are_the_kernels():
     values = np.random.default_rng(5).integers(0, 2**63, 200, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-    assert _rng.mix_many(values).tolist() == [int(_rng.mix(v)) for v in values]
+    assert rng.mix_many(values).tolist() == [int(rng.mix(v)) for v in values]
     state = np.array([int(values[0])], np.uint64)
-    expected = [int(_rng.next_u64(state)) for _ in range(7)]
-    assert _rng.splitmix_words(values[:1], 7)[0].tolist() == expected
+    expected = [int(rng.next_u64(state)) for _ in range(7)]
+    assert rng.splitmix_words(values[:1], 7)[0].tolist() == expected
 
 
 def test_programs_draw_through_rng(monkeypatch):
@@ -153,10 +153,10 @@ def test_programs_draw_through_rng(monkeypatch):
 
     source = inspect.getsource(functions)
     for copy in ("0x9E3779B97F4A7C15", "0xBF58476D1CE4E5B9", "0x94D049BB133111EB", "SeedSequence", "hashlib"):
-        assert copy.lower() not in source.lower(), f"programs/functions.py re-implements {copy}: use cogen._rng"
-    assert functions.stream_seed(7, "fp-block") == _rng.stream_seed(7, "programs:fp-block")
+        assert copy.lower() not in source.lower(), f"programs/functions.py re-implements {copy}: use cogen.rng"
+    assert functions.stream_seed(7, "fp-block") == rng.stream_seed(7, "programs:fp-block")
     calls = []
-    real = _rng.splitmix_words
-    monkeypatch.setattr(_rng, "splitmix_words", lambda states, count: calls.append(len(states)) or real(states, count))
+    real = rng.splitmix_words
+    monkeypatch.setattr(rng, "splitmix_words", lambda states, count: calls.append(len(states)) or real(states, count))
     batch = functions.sample("random", functions.stream_seed(7, "x"), np.arange(9))
     assert calls == [9] and len(batch) == 9

@@ -195,7 +195,7 @@ def test_verify_catches_a_function_that_breaks_its_law(built, tmp_path):
     pq.write_table(table, path)
     problems = failed(verify(copy, shards_per_config=1))
     assert {c.name for c in problems if c.config == "P-random"} == {"file hashes"}  # caught before any row is read
-    from test_verify_tamper import rerecord
+    from cogen.kit.testing import rerecord
 
     rerecord(path)  # as if the build itself had written the broken function: the law and regeneration catch it
     problems = failed(verify(copy, shards_per_config=1))

@@ -94,7 +94,7 @@ def test_one_and_two_workers_write_identical_bytes(builds, tmp_path):
 def test_verify_re_derives_every_frame_and_catches_a_changed_one(builds, tmp_path):
     import shutil
 
-    from test_verify_tamper import _edit
+    from cogen.kit.testing import edit_shard
 
     checks = verify(builds / "frames", full=True)
     assert not failed(checks)
@@ -107,7 +107,7 @@ def test_verify_re_derives_every_frame_and_catches_a_changed_one(builds, tmp_pat
     def change(columns):
         frames = columns["frames"][3]
         frames[1][0][0] = (frames[1][0][0] + 1) % 10  # a middle frame, so input and output still replay
-    _edit(shard, change)
+    edit_shard(shard, change)
     bad = [c for c in failed(verify(folder, full=True)) if c.name == "re-derived outputs"]
     assert bad and "frame" in bad[0].detail
 

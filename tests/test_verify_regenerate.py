@@ -215,13 +215,8 @@ def test_the_cli_and_push_run_it_on_request(builds, folder):
 
 
 @pytest.mark.parametrize("name", ["carc", "programs"])
-def test_every_family_regenerates_its_own_build(name, tmp_path):
-    from test_families import TINY_SPECS
-
-    spec = tmp_path / "tiny.yaml"
-    spec.write_text(TINY_SPECS[name][0])
-    build(spec, tmp_path / "data", workers=1)
-    checks = verify(tmp_path / "data", regenerate=True)
+def test_every_family_regenerates_its_own_build(name, tiny_builds):
+    checks = verify(tiny_builds[name], regenerate=True)
     assert not failed(checks), failed(checks)
     assert all("every row, id and order equal" in c.detail for c in checks if c.name == "regenerated")
 

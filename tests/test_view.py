@@ -292,29 +292,23 @@ def test_predictions_name_their_split_or_are_refused(tiny, tmp_path):
 
 # --- the other families ------------------------------------------------------------------------
 
-def _family_build(tmp_path: Path, name: str, config: str, predictions: Path, kind: str, **options):
-    """The tiny build of a family (tests/test_families.py), a baseline for ``config`` / test, and a ViewApp on both."""
-    from test_families import TINY_SPECS
-
+def _family_view(folder: Path, config: str, predictions: Path, kind: str, **options):
+    """A baseline for ``config`` / test of a family's tiny build (tests/conftest.py: tiny_builds), and a ViewApp on both."""
     from cogen.eval import write_baseline
     from cogen.folder import read_split
-    from cogen.pipeline import build
 
-    spec = tmp_path / f"{name}.yaml"
-    spec.write_text(TINY_SPECS[name][0])
-    build(spec, tmp_path / "data", workers=1)
-    data = read_split(tmp_path / "data", config, "test")
+    data = read_split(folder, config, "test")
     write_baseline(predictions, data, kind, **options)
-    return data, ViewApp(tmp_path / "data", predictions=predictions)
+    return data, ViewApp(folder, predictions=predictions)
 
 
 @pytest.mark.slow
-def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tmp_path):
+def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tiny_carc, tmp_path):
     from cogen.eval import evaluate
 
-    config = "fc-systematicity-1860"
-    data, app = _family_build(tmp_path, "carc", config, tmp_path / "first.jsonl", "identity", queries="first")
-    metrics = evaluate(tmp_path / "data", config, "test", tmp_path / "first.jsonl", queries="first")
+    config = "carc-systematicity-1860"
+    data, app = _family_view(tiny_carc, config, tmp_path / "first.jsonl", "identity", queries="first")
+    metrics = evaluate(tiny_carc, config, "test", tmp_path / "first.jsonl", queries="first")
     scored = app.split_of(config, "test").scored()
     assert int(scored.expected.sum()) == metrics["n"] == data.table.num_rows
     assert int(scored.correct.sum()) == round(metrics["exact_match"] * metrics["n"])
@@ -329,9 +323,9 @@ def test_carc_episodes_and_their_wrong_queries_are_those_cogen_eval_counts(tmp_p
 
 
 @pytest.mark.slow
-def test_programs_show_the_16_pairs_the_cell_groups_and_scored_programs(tmp_path):
-    config = "fp-horizontal"
-    data, app = _family_build(tmp_path, "programs", config, tmp_path / "replies.jsonl", "target")
+def test_programs_show_the_16_pairs_the_cell_groups_and_scored_programs(tiny_programs, tmp_path):
+    config = "vp-block"
+    data, app = _family_view(tiny_programs, config, tmp_path / "replies.jsonl", "target")
     row = app.page(config, "test", limit=1)["rows"][0]
     stored = data.table.slice(0, 1).to_pylist()[0]
     pairs = row["panels"][0]["items"]

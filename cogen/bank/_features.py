@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen._jit import kernel
+from cogen.jit import kernel
 
 FEATURES = (
     "rows",               # box height

@@ -19,7 +19,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from cogen._jit import kernel
+from cogen.jit import kernel
 
 MAX_SIDE = 15
 #: What :func:`generate` returns: each recipe's object at the top-left of a 15x15 int8 slot, and its (rows, cols).

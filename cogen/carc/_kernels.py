@@ -1,7 +1,7 @@
 """Numba kernels of Compositional-ARC episodes: primitives, shapes, grammars, examples.
 
 Everything that calls everything else lives in this one module (Numba's cache only notices edits
-to a kernel's own file). The random numbers come from :mod:`cogen._rng`, whose digest this file
+to a kernel's own file). The random numbers come from :mod:`cogen.rng`, whose digest this file
 pins (``KERNELS_SHA256`` below; see :mod:`cogen.pins`).
 
 An episode is a pure function of ``(stream, index, retry)``. Its first draws fix the *head*: the
@@ -24,7 +24,7 @@ grid is also a 100-bit mask in two uint64 words (``hi`` holds cells 64..99), so 
 
 The vectors the kernels index (``params``, a grammar ``g``, its ``masks``, an episode's ``meta``) are
 built and read by name in Python through :data:`PARAMS`, :data:`GRAMMAR`, :data:`MASKS` and
-:data:`META` (see :mod:`cogen._slots`), and the batch kernels return namedtuples
+:data:`META` (see :mod:`cogen.slots`), and the batch kernels return namedtuples
 (:data:`Episodes`, :data:`FixedEpisodes`).
 """
 
@@ -34,11 +34,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from cogen._jit import kernel
-from cogen._rng import below, next_u64, sample_state
-from cogen._slots import Slots
+from cogen.jit import kernel
+from cogen.rng import below, next_u64, sample_state
+from cogen.slots import Slots
 
-KERNELS_SHA256 = "02945429657b229ceed4267dc1a69323765e4a85cb6bb3ec3ee0da796be6fe7b"
+KERNELS_SHA256 = "1640c33bdb183cd4a1537246a09f58d01be0ddef1b46ca12d5a7c43b32c1c4c8"
 
 SIDE = 10
 #: Cells an object may hold: a 9-cell shape doubled by one extension, with room to spare.

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen._jit import kernel
 from cogen.carc._kernels import MARKS, SIDE, transform
+from cogen.jit import kernel
 
-KERNELS_SHA256 = "1930e70fe59bd3cb00e8750a4555a22293ce1bb6e018c12d7ab65dcc846d439a"
+KERNELS_SHA256 = "8a98af5ddda5e3f61e5c133bdd85b9e11979398f0bfdbaad1a1cebbaca3f7b4f"
 
 __all__ = ["CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "UNKNOWN_KIND", "replay"]
 

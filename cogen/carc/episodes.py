@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cogen import _rng as rng
+from cogen import rng
 from cogen.carc.grammar import KINDS, QUERY_MODES, ROLES, TRANSFORMATIONS, Variant, triplet_name
 from cogen.carc.layout import Layout
 from cogen.errors import GenerationError
@@ -55,7 +55,7 @@ def kernel_params(layout: Layout, queries: str, keep_degenerate: bool, shape_siz
 
 
 def stream_seed(seed: int, name: str) -> int:
-    """The RNG stream of a setting's episode pool (:func:`cogen._rng.stream_seed` of the setting name)."""
+    """The RNG stream of a setting's episode pool (:func:`cogen.rng.stream_seed` of the setting name)."""
     return rng.stream_seed(seed, f"carc:{name}")
 
 

@@ -27,16 +27,17 @@ from cogen.family import family
 from cogen.folder import PREVIEW_DIR, folder_manifests, preview_path
 from cogen.palette import ARC_RGB
 
-__all__ = ["PREVIEW_DIR", "Band", "Preview", "caption_columns", "caption_lines", "caption_strip", "card_preview",
-           "draw_bands", "grid_columns", "preview_problem", "preview_splits", "read_bands", "render_config",
-           "render_preview",
+__all__ = ["PALETTE", "PREVIEW_DIR", "Band", "Preview", "caption_columns", "caption_lines", "caption_strip",
+           "card_preview", "draw_bands", "grid_columns", "preview_problem", "preview_splits", "read_bands",
+           "render_config", "render_preview",
            "stale_card_previews"]
 
 #: Bump when the drawing changes, so that card previews are redrawn.
 RENDERER_VERSION = 3  # 2: every band carries its label; 3: every pair its caption
 CARD_PAIRS = 6
 _PAGE, _LINE, _MARK = 10, 11, 12  # palette indices after the ten ARC colours
-_PALETTE = list(ARC_RGB) + [(255, 255, 255), (85, 85, 85), (160, 160, 160)]
+#: The colours of preview images: the ten ARC colours, then page, line and mark.
+PALETTE = list(ARC_RGB) + [(255, 255, 255), (85, 85, 85), (160, 160, 160)]
 _MARGIN = 8
 _GRID_PX = 100  # target drawn size of the largest grid side
 
@@ -165,7 +166,7 @@ def _image_indices(data: bytes) -> np.ndarray:
 
     Image = optional_import("PIL.Image", "previews of stored images")
     pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"), np.int64)
-    palette = np.array(_PALETTE, np.int64)
+    palette = np.array(PALETTE, np.int64)
     return ((pixels[:, :, None, :] - palette) ** 2).sum(axis=3).argmin(axis=2).astype(np.uint8)
 
 
@@ -315,7 +316,7 @@ def _preview_png(folder: Path, manifest: dict, splits: tuple[str, ...], n: int, 
     if not bands:
         return None
     text = {"cogen": json.dumps(stamp, sort_keys=True)} if stamp else None
-    return encode_png(draw_bands(bands, cell), _PALETTE, text), tuple(band.label for band in bands)
+    return encode_png(draw_bands(bands, cell), PALETTE, text), tuple(band.label for band in bands)
 
 
 def render_config(folder: Path, configs: list[str] | None, split: str | None, n: int, images: Path,

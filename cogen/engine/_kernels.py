@@ -2,7 +2,7 @@
 
 All kernels live in this one module on purpose: Numba's on-disk cache only notices edits to a
 kernel's own file, so kernels that call each other must share it. Every kernel is compiled
-with :func:`cogen._jit.kernel`. Kernels take arrays and scalars only; the plain-Python API
+with :func:`cogen.jit.kernel`. Kernels take arrays and scalars only; the plain-Python API
 (validation, names) is :mod:`cogen.engine.scene`.
 
 Object layout, shared by every kernel:
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen._jit import kernel
 from cogen.engine.registry import IDENTITY_TOKEN, TRANSFORMS, WRITERS
+from cogen.jit import kernel
 
 KERNELS_SHA256 = "bba47c1d48cb903e9625e34d10cfb44125582e84a464a7766d0039b5f8a22fe3"
 

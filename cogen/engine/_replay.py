@@ -13,10 +13,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from cogen._jit import kernel
 from cogen.engine._kernels import OK, render_scene, run_scene
+from cogen.jit import kernel
 
-KERNELS_SHA256 = "0a8d3008c3947e7e531c43cd4bfe07b7810ec158823e1145b56c9c90e0597d26"
+KERNELS_SHA256 = "ceb448c6606419826ce5ccac4105b2620173d9b3fb5e6acbc63ac7dd18e876a4"
 
 __all__ = ["BAD_OBJECT", "CANNOT_REPLAY", "INPUT_DIFFERS", "OUTPUT_DIFFERS", "REPLAYED", "StoredObjects", "replay",
            "replay_frames", "replay_objects"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen._jit import kernel
+from cogen.jit import kernel
 
 #: Side of the grids whose normalised shapes fit one 100-bit mask (Compositional-ARC's 10x10).
 SHAPE_SIDE = 10

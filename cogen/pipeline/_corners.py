@@ -6,7 +6,7 @@ then visits every padded cell); this copies only the cells that are kept.
 
 from __future__ import annotations
 
-from cogen._jit import kernel
+from cogen.jit import kernel
 
 __all__ = ["gather_corners"]
 

@@ -2,9 +2,8 @@
 
 ``load_spec("c3")`` reads the packaged ``split_specs/c3.yaml`` (the paper's text) and
 ``load_spec("as_run/c3")`` ``split_specs/as_run/c3.yaml`` (the conditions the paper's numbers came
-from); ``load_spec("my.yaml")`` reads a file. The ``family`` key picks the parser from the family registry (:mod:`cogen.family`):
-``cogitao`` (default; transformation sequences on bank objects, :mod:`cogen.families.cogitao.spec`) or
-``carc`` (Compositional-ARC episodes, :mod:`cogen.families.carc.spec`).
+from); ``load_spec("my.yaml")`` reads a file. The ``family`` key picks the family record (:mod:`cogen.family`;
+without the key, the default family), whose ``spec_parser`` (its folder's ``spec.py``) validates the document.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cogen._jit import kernel
+from cogen.jit import kernel
 
 
 @kernel

@@ -1,13 +1,15 @@
-"""A fourth family, built from ``tests/`` alone: every grid mirrored left to right.
+"""A family built from ``tests/`` alone with the family kit (:mod:`cogen.kit`): random grids mirrored left to right.
 
-It shows what a family needs (``docs/architecture.md``, "Checklist: adding a family"): this record
-and the seven modules it names, nothing in cogen's generic packages. ``tests/test_families.py``
-registers it for one test, then builds, verifies, scores, prompts and cards it.
+It has the shape of a real family (``docs/architecture.md``, "Checklist: adding a family"): in-domain and
+out-of-domain splits (larger grids out of domain), every input grid unique across the splits (dedup, the
+regenerations recorded in the manifest), checks of its own with a tamper each. ``tests/test_families.py`` registers
+it for a test, then runs the same contract tests as on every registered family, and builds, verifies, scores,
+prompts and cards it; ``tests/test_verify_tamper.py`` runs its tampers.
 """
 
 from types import MappingProxyType
 
-from cogen.family import Family
+from cogen.family import ID_NOTE, Family
 
 TOY = Family(
     name="toy",
@@ -16,12 +18,12 @@ TOY = Family(
     spec_parser="toy_family.spec:parse",
     builder="toy_family.build:ToyBuilder",
     shard_writer="toy_family.build:shard_tables",
-    checks="toy_family.checks:checks",
-    evaluator="toy_family.evaluate",
+    checks="toy_family.checks:ToyChecks",
+    evaluator="toy_family.evaluate:EVALUATOR",
     prompts="toy_family.prompts:prompts",
     card="toy_family.card:CARD",
-    viewer="toy_family.view",
-    column_notes=MappingProxyType({"id": "config, split and index", "input": "a random grid",
+    viewer="toy_family.view:VIEWER",
+    testing="toy_family.testing",
+    column_notes=MappingProxyType({**ID_NOTE, "input": "a random grid of 0s and 1s",
                                    "output": "the input mirrored left to right"}),
-    eval_help=MappingProxyType({}),
 )

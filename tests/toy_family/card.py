@@ -2,12 +2,11 @@
 
 from types import MappingProxyType
 
-from cogen.card.family_card import FamilyCard, fixed_paragraph
-from cogen.card.papers import Paper
+from cogen.kit.card import FamilyCard, Paper, fixed_paragraph
 
 PAPER = Paper("Toy", "Toy Mirrors: A Family in Seven Files", "Nobody", "0000.00001", "nowhere",
               "@misc{nobody0000toy, title = {Toy Mirrors}}")
 
-CARD = FamilyCard(shift=lambda manifest: "nothing held out: every grid is mirrored",
+CARD = FamilyCard(shift=lambda manifest: f"larger grids out of domain ({manifest['spec']['ood_side']} cells a side)",
                   measures=fixed_paragraph("**Toy mirrors ({settings}).** Whether a model mirrors a grid."),
                   papers=(PAPER,), captions=MappingProxyType({}))

@@ -1,26 +1,34 @@
-"""The toy's ``cogen verify`` checks: every output is its input mirrored; shards regenerate byte for byte."""
+"""The toy's ``cogen verify`` checks, with code of their own: every output is its input mirrored, out-of-domain
+grids have a side no in-domain grid has, no input grid twice; shards regenerate byte for byte."""
+
+import hashlib
 
 import numpy as np
 
-from cogen.pipeline.verify import Check, Determinism
-from toy_family.build import regenerate_table
+from cogen.kit.checks import FamilyChecks, HeldOut, Rederived, UniqueKeys
+from toy_family.build import ToyBuilder
 
 
-def checks(data):
-    return ToyChecks(data)
+def _not_mirrored(row: dict) -> str | None:
+    return None if np.array_equal(np.fliplr(np.array(row["input"])), np.array(row["output"])) else \
+        "the output is not the input mirrored"
 
 
-class ToyChecks:
+class ToyChecks(FamilyChecks):
+    builder = ToyBuilder
+
     def __init__(self, data):
-        self.data, self.wrong, self.rows = data, [], 0
-        self.determinism = Determinism(data, regenerate_table)
+        super().__init__(data)
+        self.mirrored = Rederived(data, _not_mirrored, "mirrored outputs")
+        self.sides = HeldOut("held-out sides", "grid sides")
+        self.inputs = UniqueKeys("unique inputs", "input grids")
 
-    def add(self, split, file, start, table):
-        self.rows += table.num_rows
-        self.wrong += [row["id"] for row in table.to_pylist()
-                       if not np.array_equal(np.fliplr(np.array(row["input"])), np.array(row["output"]))]
-        self.determinism.add(split, file, start, table)
+    def take(self, split, file, start, table):
+        self.mirrored.add(split, start, table)
+        grids = table.column("input").to_pylist()
+        self.sides.add(split, {len(grid) for grid in grids})
+        self.inputs.add(split, start, [hashlib.sha256(repr(grid).encode()).digest() for grid in grids])
 
-    def finish(self):
-        detail = f"{self.wrong[0]} is not its input mirrored" if self.wrong else f"{self.rows} rows mirrored"
-        return [Check(self.data.config, "mirrored outputs", not self.wrong, detail), self.determinism.check()]
+    def results(self):
+        return [self.mirrored.check("every output is its input mirrored"), self.sides.check(self.config),
+                self.inputs.check(self.config)]

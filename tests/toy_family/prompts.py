@@ -1,6 +1,6 @@
 """The toy's prompts: one grid to mirror."""
 
-from cogen.llm import Prompt, format_grid
+from cogen.kit.prompts import Prompt, format_grid
 
 
 def prompts(data, split):

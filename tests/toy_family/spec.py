@@ -1,10 +1,11 @@
-"""The toy spec: ``setting``, ``family: toy``, ``seed``, ``side`` (grid side) and rows per split."""
+"""The toy spec: ``setting``, ``family: toy``, ``seed``, ``side`` (in-domain grids are side x side), ``ood_side``
+(out-of-domain grids: the held-out shift) and ``rows`` per split."""
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
-from cogen.specs._fields import expect_keys, read_int, read_str
+from cogen.kit.spec import SpecError, UnknownNameError, expect_keys, read_int, read_name
 
-SPLITS = ("train", "test")
+SPLITS = ("train", "test", "test_ood")
 
 
 @dataclass(frozen=True)
@@ -18,15 +19,19 @@ class ToySetting:
     name: str
     seed: int
     side: int
+    ood_side: int
     rows: int
     source: str = field(default="", compare=False)
-    family: str = "toy"
+    family: str = field(default="toy", init=False)
 
     @property
     def configs(self) -> tuple[ToyConfig, ...]:
         return (ToyConfig(f"{self.name}-mirror", tuple((split, self.rows) for split in SPLITS)),)
 
     def only(self, names):
+        for name in names or ():
+            if name != self.configs[0].name:
+                raise UnknownNameError("config", name, [self.configs[0].name], where=self.source)
         return self
 
     def scaled(self, scale: float):
@@ -35,9 +40,19 @@ class ToySetting:
     def with_seed(self, seed):
         return self if seed is None else replace(self, seed=int(seed))
 
+    def to_dict(self) -> dict:
+        return {key: value for key, value in asdict(self).items() if key not in ("source", "family")}
+
+
+def setting_from_dict(data: dict) -> ToySetting:
+    return ToySetting(**data)
+
 
 def parse(doc) -> ToySetting:
-    top = expect_keys(doc, (), doc.data, ("setting", "family", "seed", "side", "rows"))
-    return ToySetting(read_str(doc, ("setting",), top["setting"]), read_int(doc, ("seed",), top["seed"], minimum=0),
-                      read_int(doc, ("side",), top["side"], 1, 30), read_int(doc, ("rows",), top["rows"], 1),
-                      doc.source)
+    top = expect_keys(doc, (), doc.data, ("setting", "family", "seed", "side", "ood_side", "rows"))
+    side, ood_side = (read_int(doc, (key,), top[key], 1, 30) for key in ("side", "ood_side"))
+    if side == ood_side:
+        raise SpecError("out-of-domain grids have the in-domain side", where=doc.where(("ood_side",)),
+                        fix="give ood_side another value than side")
+    return ToySetting(read_name(doc, ("setting",), top["setting"], "setting"), read_int(doc, ("seed",), top["seed"], 0),
+                      side, ood_side, read_int(doc, ("rows",), top["rows"], 1), doc.source)

@@ -22,6 +22,7 @@ FAMILY = Family(
     card="cogen.families.carc.card:CARD",
     viewer="cogen.families.carc.view",
     exporter="cogen.families.carc.export",
+    testing="cogen.families.carc.testing",
     column_notes=MappingProxyType({
         **ID_NOTE,
         "episode": "index of the episode in the generated pool",

@@ -17,22 +17,28 @@ episode's head without generating it, so any shard can be regenerated from its m
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from cogen._rng import retry_numbers
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler, stream_seed, triplet_codes
 from cogen.carc.split import held_out_triplets, split_rows
 from cogen.carc.table import COLUMNS, EPISODE_COLUMNS, RowData, rows_table
 from cogen.families.carc.episode_cache import CachedEpisodes, cache_folder, chunks, save_chunk
 from cogen.families.carc.spec import CarcConfig, CarcSetting, setting_from_dict
-from cogen.pipeline.dedup import plan_retries
-from cogen.pipeline.shards import ConfigPlan, ShardTask, shard_ranges, task_table
-from cogen.pipeline.stages import stage
+from cogen.kit.build import (
+    ConfigPlan,
+    FamilyBuilder,
+    ShardTask,
+    add_stats,
+    plan_retries,
+    retry_numbers,
+    shard_ranges,
+    stage,
+    task_table,
+)
 
 __all__ = ["GENERATOR_VERSION", "CarcBuilder", "PoolJob", "StaticJob", "batch_rows", "pool_keys", "pool_rows",
            "regenerate_table", "shard_tables"]
@@ -126,9 +132,7 @@ def batch_rows(batch: EpisodeBatch, kind: str) -> RowData:
 def _add_stats(stats: dict[str, int], causes: np.ndarray, regenerated: int) -> None:
     from cogen.carc._kernels import CAUSES
 
-    for name, count in zip(CAUSES, causes.sum(axis=0), strict=True):
-        stats[name] = stats.get(name, 0) + int(count)
-    stats["regenerated"] = stats.get("regenerated", 0) + regenerated
+    add_stats(stats, **dict(zip(CAUSES, causes.sum(axis=0).tolist(), strict=True)), regenerated=regenerated)
 
 
 def shard_tables(task: ShardTask, stats: dict[str, int]) -> Iterator:
@@ -168,30 +172,21 @@ def _static_rows(setting: CarcSetting, episodes) -> dict[str, RowData]:
     return static_rows(episodes, setting.static.seed)
 
 
-class CarcBuilder:
+class CarcBuilder(FamilyBuilder):
     """Plans the configs of a Compositional-ARC spec: the episode pool, its splits, the static variant."""
 
     family = "carc"
-
-    def __init__(self, setting: CarcSetting, rows_per_shard: int = 50_000):
-        self.setting, self.rows_per_shard = setting, rows_per_shard
+    GENERATOR_VERSION = GENERATOR_VERSION
+    setting_from_dict = staticmethod(setting_from_dict)
 
     @cached_property
     def sampler(self) -> EpisodeSampler:
         """The sampler of the spec's episode pool."""
         return EpisodeSampler.from_setting(self.setting)
 
-    @classmethod
-    def settings_from_manifests(cls, manifests: list[dict]) -> list:
-        """The settings the built configs of ``manifests`` came from (one per spec, restricted to
-        those configs), for ``cogen verify --regenerate``."""
-        from cogen.pipeline.regenerate import settings_by_spec
-
-        return settings_by_spec(manifests, setting_from_dict)
-
-    def config_names(self) -> list[str]:
-        """Names of the configs this build writes."""
-        return [c.name for c in self.setting.configs]
+    def columns(self, config: CarcConfig) -> tuple[tuple[str, str], ...]:
+        """The pool's columns (with its shots), or a split's."""
+        return EPISODE_COLUMNS if config.kind == "episodes" else COLUMNS
 
     def rows(self) -> int:
         """Rows the build writes, at most (every config holds at most the pool's episodes)."""
@@ -200,15 +195,6 @@ class CarcBuilder:
     def key_rows(self) -> int:
         """Episodes the key pass of :meth:`prepare` visits (for progress bars)."""
         return self.setting.episodes if any(c.kind != "static" for c in self.setting.configs) else 0
-
-    def fingerprints(self) -> dict[str, str]:
-        """Config name -> :meth:`fingerprint`, in spec order."""
-        return {c.name: self.fingerprint(c) for c in self.setting.configs}
-
-    def fingerprint(self, config: CarcConfig) -> str:
-        """Identity of everything that decides the config's bytes."""
-        parts = (self.setting.fingerprint(config), str(GENERATOR_VERSION))
-        return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
     def pilot(self) -> None:
         """Generate a few episodes (compiling the kernels before workers start); fail fast on a bad spec."""
@@ -248,20 +234,14 @@ class CarcBuilder:
     def _pool_plan(self, config: CarcConfig, retries: np.ndarray, cache: str | None = None) -> ConfigPlan:
         rows = pool_rows(self.setting, self.sampler, retries, config)
         fingerprint = self.fingerprint(config)
-        columns = EPISODE_COLUMNS if config.kind == "episodes" else COLUMNS
-        tasks = []
-        for split, episodes in rows.items():
-            ranges = shard_ranges(len(episodes), self.rows_per_shard)
-            for index, (start, stop) in enumerate(ranges):
-                job = PoolJob(self.sampler, config.kind, episodes[start:stop], retries[episodes[start:stop]], cache)
-                tasks.append(ShardTask(family=self.family, config=config.name, split=split, index=index,
-                                       count=len(ranges), start=start, stop=stop, fingerprint=fingerprint,
-                                       columns=columns, payload=job))
+        tasks = [task for split, episodes in rows.items() for task in self.shard_tasks(
+            config, split, len(episodes), fingerprint, lambda start, stop, episodes=episodes: PoolJob(
+                self.sampler, config.kind, episodes[start:stop], retries[episodes[start:stop]], cache))]
         regenerated = {split: _pairs(episodes[retries[episodes] != 0], retries) for split, episodes in rows.items()}
         pool_regenerated = [list(pair) for pair in _pairs(np.flatnonzero(retries), retries)]
         info = {**self.info(config), "pool_regenerated": pool_regenerated}
-        return ConfigPlan(config.name, fingerprint, columns, {s: len(e) for s, e in rows.items()}, tasks, info,
-                          regenerated)
+        return ConfigPlan(config.name, fingerprint, self.columns(config), {s: len(e) for s, e in rows.items()}, tasks,
+                          info, regenerated)
 
     def _static_plan(self, config: CarcConfig) -> ConfigPlan:
         rows = _static_rows(self.setting, static_episodes(self.setting))
@@ -272,12 +252,13 @@ class CarcBuilder:
         return ConfigPlan(config.name, fingerprint, COLUMNS, {s: len(r) for s, r in rows.items()}, tasks,
                           self.info(config))
 
+    def config_info(self, config: CarcConfig) -> dict:
+        """The config's kind and split seed."""
+        return {"kind": config.kind, "split_seed": config.split_seed}
+
     def info(self, config: CarcConfig) -> dict:
-        """What the manifest and the dataset card say about the config."""
-        info = {"family": self.family, "setting": self.setting.name, "version": self.setting.version,
-                "seed": self.setting.seed, "description": self.setting.description,
-                "generator_version": GENERATOR_VERSION, "kind": config.kind, "split_seed": config.split_seed,
-                "spec": self.setting.to_dict()}
+        """What the manifest and the dataset card say about the config (a split's held-out triplets too)."""
+        info = super().info(config)
         if config.kind in ("systematicity", "3shot"):
             held, train = held_out_triplets(config.split_seed, self.setting.split.held_out)
             info.update(held_out_triplets=[list(t) for t in held], train_triplets=[list(t) for t in train])

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from cogen.card.family_card import FamilyCard, fixed_paragraph
-from cogen.card.papers import Paper
 from cogen.families.carc.differences import DIFFERENCES
+from cogen.kit.card import FamilyCard, Paper, fixed_paragraph
 
 __all__ = ["CARD", "PAPER", "carc_shift"]
 

@@ -13,13 +13,13 @@ import json
 
 import numpy as np
 
-from cogen._rng import retry_numbers
 from cogen.carc.episodes import EpisodeSampler
 from cogen.carc.grammar import KINDS, ROTATION_TYPE_8, Variant, triplet_name
 from cogen.carc.split import held_out_triplets
 from cogen.families.carc.build import pool_rows, regenerate_table
 from cogen.families.carc.spec import CarcConfig, setting_from_dict
-from cogen.pipeline.verify import Check, ConfigData, Determinism
+from cogen.kit.checks import Check, ConfigData, Determinism
+from cogen.rng import retry_numbers
 
 __all__ = ["CarcChecks", "checks", "grammar_strings", "rederive_examples"]
 
@@ -250,7 +250,7 @@ def _row_grammars(table, rotation: str) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def _neighbor_masks(column, rows: int) -> tuple[np.ndarray, np.ndarray]:
     """N's cells of every row as a 10x10 mask, and the rows whose cells are not (row, col) pairs on the grid."""
-    from cogen.pipeline.arrow import read_lists
+    from cogen.kit.arrow import read_lists
 
     pairs, starts = read_lists(column)
     coordinates, pair_offsets = read_lists(pairs)

@@ -27,7 +27,7 @@ import numpy as np
 
 from cogen.carc.episodes import EpisodeBatch, EpisodeSampler
 from cogen.errors import BuildError
-from cogen.folder.atomic import atomic_write
+from cogen.kit.build import atomic_write
 
 __all__ = ["CHUNK", "SWITCH", "CachedEpisodes", "cache_folder", "chunks", "save_chunk"]
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from cogen.errors import EvalError
-from cogen.eval.predictions import (
+from cogen.folder import SplitData
+from cogen.kit.evaluate import (
     GRID_BASELINES,
     FormatReport,
     RawPredictions,
@@ -29,7 +30,6 @@ from cogen.eval.predictions import (
     read_predictions,
     write_predictions,
 )
-from cogen.folder import SplitData
 from cogen.metrics.carc import ERROR_CATEGORIES, CarcQuery, CarcScores, error_taxonomy, score_queries
 from cogen.metrics.grids import GridStack
 
@@ -110,7 +110,7 @@ def summary_rows(metrics: dict) -> list[tuple[str, str]]:
 
 def query_grids(split: SplitData, column: str, positions: np.ndarray) -> GridStack:
     """The grids of a per-query column (``query_inputs``, ``query_outputs``) at ``positions``."""
-    from cogen.eval._arrow import stack_column
+    from cogen.kit.evaluate import stack_column
 
     grids, _ = stack_column(split.table.column(column).combine_chunks().flatten())
     return grids.take(positions)

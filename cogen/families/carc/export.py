@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cogen.export import ExportFormat, ExportSource
-from cogen.export.arc_json import ArcTask, pair
+from cogen.kit.export import ArcTask, ExportFormat, ExportSource, pair
 
 __all__ = ["COLUMN_VIEWS", "FORMATS", "arc_tasks"]
 

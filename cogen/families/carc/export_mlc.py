@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from cogen.errors import DataError
-from cogen.export import ExportSource, Written
+from cogen.kit.export import ExportSource, Written
 
 __all__ = ["SPLIT_FILES", "default_name", "grid_texts", "record_lines", "write_mlc"]
 

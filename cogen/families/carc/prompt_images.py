@@ -12,8 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cogen.card._png import encode_png, write_png_atomic
-from cogen.card.preview import _PALETTE, Band, draw_bands
+from cogen.kit.card import PALETTE, Band, draw_bands, encode_png, write_png_atomic
 
 __all__ = ["episode_image", "write_episode_image"]
 
@@ -23,7 +22,7 @@ def episode_image(study_inputs, study_outputs, query_input) -> bytes:
     study = tuple((np.asarray(a, np.int8), np.asarray(b, np.int8))
                   for a, b in zip(study_inputs, study_outputs, strict=True))
     query = ((np.asarray(query_input, np.int8), np.zeros((0, 0), np.int8)),)  # an empty grid: the answer to find
-    return encode_png(draw_bands([Band("study", study), Band("query", query)]), _PALETTE)
+    return encode_png(draw_bands([Band("study", study), Band("query", query)]), PALETTE)
 
 
 def write_episode_image(folder, name: str, study_inputs, study_outputs, query_input) -> Path:

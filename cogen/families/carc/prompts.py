@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from cogen.errors import EvalError
-from cogen.llm.prompts import SELECTIONS, Prompt, format_grid
+from cogen.kit.prompts import SELECTIONS, Prompt, format_grid
 
 __all__ = ["NO_CODE_LINE", "carc_prompts", "carc_split_prompts"]
 

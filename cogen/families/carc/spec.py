@@ -29,15 +29,12 @@ Layout (unknown keys are errors, reported with file, line and field)::
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass, field, replace
 
 from cogen.carc.grammar import KWARGS, QUERY_MODES, ROTATION_MODES, TRANSFORMATIONS, Variant, expand_variants
 from cogen.carc.layout import Layout, StaticSpec
 from cogen.errors import SpecError, UnknownNameError
-from cogen.specs._fields import Range, expect_keys, read_int, read_list, read_name, read_range
-from cogen.specs._yaml import Located
+from cogen.kit.spec import Located, Range, expect_keys, read_int, read_list, read_name, read_range
 
 __all__ = ["CONFIG_KINDS", "CarcConfig", "CarcSetting", "SplitSpec", "parse", "setting_from_dict"]
 
@@ -148,11 +145,6 @@ class CarcSetting:
                                    for name, kwargs in self.transformations}
         data["shape_size"] = list(self.shape_size)
         return data
-
-    def fingerprint(self, config: CarcConfig) -> str:
-        """SHA-256 of everything that decides ``config``'s data."""
-        payload = {"family": self.family, "spec": self.to_dict(), "config": asdict(config)}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
 
 
 def setting_from_dict(data: dict) -> CarcSetting:

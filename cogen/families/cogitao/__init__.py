@@ -25,6 +25,7 @@ FAMILY = Family(
     stream="cogen.families.cogitao.stream:stream_source",
     exporter="cogen.families.cogitao.export",
     sample="cogen.families.cogitao.generate.single:sample_one",
+    testing="cogen.families.cogitao.testing",
     column_notes=MappingProxyType({
         **ID_NOTE,
         "input": "input grid, true height x width, colours 0-9 (0 = background)",

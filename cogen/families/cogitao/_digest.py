@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen._jit import kernel
+from cogen.jit import kernel
 
 __all__ = ["grid_keys"]
 

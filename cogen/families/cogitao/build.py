@@ -34,10 +34,17 @@ from cogen.families.cogitao.generate.sampler import (
     require_ok,
 )
 from cogen.families.cogitao.schema import Experiment, Setting
-from cogen.pipeline.dedup import duplicates, plan_retries
-from cogen.pipeline.parquet import ROW_GROUP_ROWS
-from cogen.pipeline.shards import ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table
-from cogen.pipeline.stages import stage
+from cogen.kit.build import (
+    ROW_GROUP_ROWS,
+    ConfigPlan,
+    ShardTask,
+    duplicates,
+    encode_shard,
+    plan_retries,
+    shard_ranges,
+    stage,
+    task_table,
+)
 
 __all__ = ["COLUMNS", "FRAME_COLUMNS", "GENERATOR_VERSION", "IMAGE_COLUMNS", "OBJECT_FRAME_COLUMNS", "CogitaoBuilder",
            "columns",
@@ -109,13 +116,7 @@ def columns(experiment: Experiment) -> tuple[tuple[str, str], ...]:
 def _table(task: ShardTask, start: int, rows: dict):
     import pyarrow as pa
 
-    from cogen.pipeline.arrow import (
-        grids_column,
-        names_column,
-        numpy_array,
-        padded_rows_column,
-        pairs_column,
-    )
+    from cogen.kit.arrow import grids_column, names_column, numpy_array, padded_rows_column, pairs_column
 
     names = _names_by_token()
     n = len(rows["ok"])
@@ -208,7 +209,7 @@ def _save_rows(folder: str, groups: list[tuple[int, dict]]) -> str | None:
     or None when it could not be written (the shard is then generated again). A row group is one
     file of ``.npy`` arrays one after the other: the names, then each array (no pickles)."""
     from cogen.errors import BuildError
-    from cogen.folder.atomic import atomic_write
+    from cogen.kit.build import atomic_write
 
     def write(temporary: Path) -> None:
         temporary.mkdir()
@@ -312,10 +313,9 @@ class CogitaoBuilder:
         """Rows the build writes, all experiments and splits together."""
         return self.key_rows()
 
-    def split_sizes(self, name: str) -> dict[str, int]:
-        """Rows of each split of experiment ``name``, as its spec sets them."""
-        return {split: rows for experiment in self.setting.experiments if experiment.name == name
-                for split, rows in experiment.sizes}
+    def split_sizes(self, experiment: Experiment) -> dict[str, int]:
+        """Rows of each split of ``experiment``, as its spec sets them."""
+        return dict(experiment.sizes)
 
     def key_rows(self) -> int:
         """Samples the key pass of :meth:`prepare` visits (for progress bars)."""

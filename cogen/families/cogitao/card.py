@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from cogen.card.family_card import FamilyCard
-from cogen.card.papers import Paper
 from cogen.families.cogitao.differences import DIFFERENCES
+from cogen.kit.card import FamilyCard, Paper
 
 __all__ = ["CARD", "PAPER", "cogitao_shift", "measures", "study_kind", "transformations_section", "untrained_pairs"]
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from cogen.families.cogitao.build import regenerate_table
 from cogen.families.cogitao.schema import ID_SPLITS, OOD_SPLITS
-from cogen.pipeline.verify import Check, ConfigData, Determinism
+from cogen.kit.checks import Check, ConfigData, Determinism
 
 __all__ = ["CogitaoChecks", "checks", "rederive_outputs", "row_keys", "sequence_ids"]
 
@@ -47,7 +47,7 @@ def sequence_ids(table, known: dict[str, int]) -> np.ndarray:
 def row_keys(table, sequences: np.ndarray) -> np.ndarray:
     """(rows, 2) uint64 key of each row's (input grid, sequence id) (see :mod:`cogen.families.cogitao._digest`)."""
     from cogen.families.cogitao._digest import grid_keys
-    from cogen.pipeline.arrow import read_grids
+    from cogen.kit.arrow import read_grids
 
     grids = read_grids(table.column("input"))
     keys = np.zeros((table.num_rows, 2), np.uint64)
@@ -168,7 +168,7 @@ def rederive_outputs(table, bank: tuple, rows: np.ndarray | None = None) -> np.n
 
     from cogen.engine.scene import replay_scenes
     from cogen.families.cogitao.build import _names_by_token
-    from cogen.pipeline.arrow import read_grids, read_lists
+    from cogen.kit.arrow import read_grids, read_lists
 
     inputs, outputs = read_grids(table.column("input")), read_grids(table.column("output"))
     names, token_starts = read_lists(table.column("transformations"))

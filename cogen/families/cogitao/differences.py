@@ -3,7 +3,7 @@ and in the README by :func:`cogen.card.differences.differences_table`)."""
 
 from __future__ import annotations
 
-from cogen.card.differences import Difference
+from cogen.kit.card import Difference
 
 __all__ = ["DIFFERENCES"]
 

@@ -11,18 +11,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cogen.eval._arrow import stack_column
-from cogen.eval._text import percent
-from cogen.eval.predictions import (
+from cogen.folder import SplitData
+from cogen.kit.evaluate import (
     GRID_BASELINES,
     FormatReport,
     RawPredictions,
     align_predictions,
     grid_baseline,
+    percent,
     read_predictions,
+    stack_column,
     write_predictions,
 )
-from cogen.folder import SplitData
 from cogen.metrics.cogitao import GridScores, equal_grids, score_grids
 from cogen.metrics.grids import GridStack
 from cogen.metrics.stubborn import Scene, stubbornness

@@ -18,9 +18,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from cogen.errors import DataError
-from cogen.export import ExportSource
-from cogen.export.arc_json import ArcTask, pair
-from cogen.io.views import ColumnView
+from cogen.kit.export import ArcTask, ColumnView, ExportSource, pair
 
 __all__ = ["COLUMN_VIEWS", "FORMATS", "RELEASE_VIEW", "arc_tasks", "task_numbers"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cogen.pipeline.arrow import Grids, grids_column, numpy_array, read_grids, read_lists
+from cogen.kit.arrow import Grids, grids_column, numpy_array, read_grids, read_lists
 
 __all__ = ["ObjectFrames", "frames_column", "object_frames_columns", "read_frames", "read_object_frames"]
 

@@ -25,8 +25,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from cogen.errors import EvalError
-from cogen.llm.prompts import SELECTIONS, Prompt, format_grid
-from cogen.llm.prompts import seeded as _seeded
+from cogen.kit.prompts import SELECTIONS, Prompt, format_grid
+from cogen.kit.prompts import seeded as _seeded
 
 __all__ = ["BASE_PROMPTS", "PAPER_PER_EXPERIMENT", "PAPER_SEED", "REGIMES", "choose_examples", "cogitao_paper_prompts",
            "cogitao_prompts", "cogitao_split_prompts", "task_codes"]

@@ -14,9 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from cogen.errors import UnknownNameError
+from cogen.kit.spec import ID_SPLITS, OOD_SPLITS, SPLITS, Range
 from cogen.render import RenderSettings
-from cogen.specs._fields import Range
-from cogen.specs.splits import ID_SPLITS, OOD_SPLITS, SPLITS
 
 __all__ = ["BALANCE", "BALANCED_FACTORS", "DEGENERATE", "ID_SPLITS", "OOD_SPLITS", "OUTPUTS", "SHIFTS", "SPLITS", "VARIANTS",
            "Domain", "Experiment", "Grid", "ObjectFilter", "SequenceSet", "Setting", "experiment_from_dict"]

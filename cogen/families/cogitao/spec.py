@@ -62,8 +62,9 @@ from cogen.families.cogitao.schema import (
     SequenceSet,
     Setting,
 )
-from cogen.render import RenderSettings
-from cogen.specs._fields import (
+from cogen.kit.spec import (
+    Located,
+    Path_,
     expect_keys,
     read_choice,
     read_int,
@@ -73,7 +74,7 @@ from cogen.specs._fields import (
     read_range,
     read_str,
 )
-from cogen.specs._yaml import Located, Path_
+from cogen.render import RenderSettings
 
 __all__ = ["always_identity", "max_objects_on_grid", "object_query", "parse", "shared_sequences"]
 

@@ -80,8 +80,8 @@ def stored_keys(table) -> np.ndarray:
     import pyarrow.compute as pc
 
     from cogen.families.cogitao.generate._sampler import content_keys
-    from cogen.io._arrow import column_shapes, pad_grid_column
     from cogen.io.arrays import task_tokens
+    from cogen.kit.export import column_shapes, pad_grid_column
 
     if table.num_rows == 0:
         return np.zeros((0, 2), np.uint64)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen.eval import summary_rows
-from cogen.eval.predictions import align_predictions
 from cogen.families.cogitao import evaluate
-from cogen.view.drawing import Scored, arrow_item, grid_item, prediction_item, row_drawing
+from cogen.kit.evaluate import align_predictions, summary_rows
+from cogen.kit.view import Scored, arrow_item, grid_item, prediction_item, row_drawing
 
 __all__ = ["COLUMNS", "FACETS", "FACET_COLUMNS", "SUMMARY_FACET", "draw", "facets", "score"]
 

@@ -25,6 +25,7 @@ FAMILY = Family(
     report="cogen.families.programs.evaluate:evaluate_table",
     report_help="Score program replies against every string-to-grid config their ids name: the paper's Tables 1 "
                 "and 2. Programs run confined by the kernel (bubblewrap); without it this refuses to run them.",
+    testing="cogen.families.programs.testing",
     column_notes=MappingProxyType({
         **ID_NOTE,
         "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "

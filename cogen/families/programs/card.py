@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from cogen.card.family_card import FamilyCard, fixed_paragraph
+from cogen.kit.card import FamilyCard, fixed_paragraph
 
 __all__ = ["CARD", "programs_shift"]
 

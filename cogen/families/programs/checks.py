@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen.families.programs.build import regenerate_table
-from cogen.pipeline.verify import Check, ConfigData, Determinism
+from cogen.families.programs.build import ProgramsBuilder
+from cogen.kit.checks import Check, ConfigData, FamilyChecks, UniqueKeys
 
 __all__ = ["ProgramsChecks", "checks", "law_problems"]
 
@@ -25,32 +25,26 @@ def checks(data: ConfigData) -> ProgramsChecks:
     return ProgramsChecks(data)
 
 
-class ProgramsChecks:
+class ProgramsChecks(FamilyChecks):
     """Law, distinctness and determinism checks of one programs config, fed decoded row groups."""
 
+    builder = ProgramsBuilder
+
     def __init__(self, data: ConfigData):
-        self.data = data
-        self.rows = 0
+        super().__init__(data)
         self.problems: list[str] = []
-        self.functions: list[str] = []
-        self.determinism = Determinism(data, regenerate_table)
+        self.functions = UniqueKeys("distinct functions", "functions")
 
-    def add(self, split: str, file: str, start: int, table) -> None:
-        """Take in one decoded row group of ``file`` (rows ``start...`` of ``split``)."""
-        self.rows += table.num_rows
+    def take(self, split: str, file: str, start: int, table) -> None:
+        """Check the laws of one decoded row group, and key its functions by their outputs."""
         self.problems += law_problems(table.to_pylist())
-        self.functions += ["|".join(outputs) for outputs in table.column("outputs").to_pylist()]
-        self.determinism.add(split, file, start, table)
+        self.functions.add(split, start, ["|".join(outputs) for outputs in table.column("outputs").to_pylist()])
 
-    def finish(self) -> list[Check]:
-        """The three checks."""
-        config = self.data.config
-        law = Check(config, "function law", not self.problems,
-                    self.problems[0] if self.problems else f"{self.rows} functions: groups disjoint and covering, "
-                                                           "flipping a letter flips exactly its cells")
-        repeats = len(self.functions) - len(set(self.functions))
-        detail = f"{repeats} functions repeat another" if repeats else f"{len(self.functions)} distinct functions"
-        return [law, Check(config, "distinct functions", not repeats, detail), self.determinism.check()]
+    def results(self) -> list[Check]:
+        """The law and distinctness checks."""
+        law = self.check("function law", self.problems, f"{self.rows} functions: groups disjoint and covering, "
+                                                        "flipping a letter flips exactly its cells")
+        return [law, self.functions.check(self.config)]
 
 
 def _bits(text: str) -> np.ndarray | None:

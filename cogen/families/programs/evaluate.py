@@ -74,7 +74,7 @@ class RawReplies:
 
 def read_replies(path: str | Path, model: str | None = None) -> RawReplies:
     """Read a replies file (see the module docstring); code is extracted from each reply here."""
-    from cogen.eval.predictions import read_records
+    from cogen.kit.evaluate import read_records
 
     path = Path(path)
     if not path.is_file():

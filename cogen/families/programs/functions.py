@@ -21,7 +21,7 @@ horizontal_random   two rows drawn uniformly; character r keeps row r for those 
 
 Patterns are uniform over the 16 four-cell patterns. A function is a pure function of
 ``(stream, index, retry)``: :func:`sample` draws any batch of them at once with NumPy (a
-splitmix64 word stream per function from :mod:`cogen._rng`, permutations by sorting random keys).
+splitmix64 word stream per function from :mod:`cogen.rng`, permutations by sorting random keys).
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ def grid_text(bits) -> str:
 
 
 def stream_seed(seed: int, config: str) -> int:
-    """The word stream of a config's functions (:func:`cogen._rng.stream_seed` of the config name)."""
-    from cogen import _rng  # here, not at the top: the sandbox and the scorer import this module without Numba
+    """The word stream of a config's functions (:func:`cogen.rng.stream_seed` of the config name)."""
+    from cogen import rng  # here, not at the top: the sandbox and the scorer import this module without Numba
 
-    return _rng.stream_seed(seed, f"programs:{config}")
+    return rng.stream_seed(seed, f"programs:{config}")
 
 
 @dataclass(frozen=True)
@@ -116,9 +116,9 @@ _WORDS = 32  # random words per function: 16 cell keys, 4 row keys, 8 cell keys,
 
 def _words(stream: int, indices: np.ndarray, retries: np.ndarray) -> np.ndarray:
     """``(n, 32)`` uint64 random words of each (index, retry) of the stream."""
-    from cogen import _rng
+    from cogen import rng
 
-    return _rng.splitmix_words(_rng.index_states(stream, indices, retries), _WORDS)
+    return rng.splitmix_words(rng.index_states(stream, indices, retries), _WORDS)
 
 
 def _fixed(n: int, cell_to_character) -> np.ndarray:

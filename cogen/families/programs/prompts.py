@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cogen.llm.prompts import Prompt
+from cogen.kit.prompts import Prompt
 
 __all__ = ["PROMPT_VERSION", "program_prompt", "split_prompts"]
 

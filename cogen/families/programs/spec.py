@@ -15,14 +15,11 @@ with one split, ``test``: the functions, each with its 16 samples.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass, field, replace
 
 from cogen.errors import SpecError, UnknownNameError
 from cogen.families.programs.functions import SETTINGS
-from cogen.specs._fields import expect_keys, read_int, read_list, read_name
-from cogen.specs._yaml import Located
+from cogen.kit.spec import Located, expect_keys, read_int, read_list, read_name
 
 __all__ = ["MAX_FUNCTIONS", "SPLIT", "ProgramsConfig", "ProgramsSetting", "parse", "setting_from_dict"]
 
@@ -106,11 +103,6 @@ class ProgramsSetting:
             data.pop(key)
         data["settings"] = list(self.settings)
         return data
-
-    def fingerprint(self, config: ProgramsConfig) -> str:
-        """SHA-256 of everything that decides ``config``'s data."""
-        payload = {"family": self.family, "spec": self.to_dict(), "config": asdict(config)}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def setting_from_dict(data: dict) -> ProgramsSetting:

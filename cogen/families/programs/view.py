@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cogen.eval import summary_rows
 from cogen.families.programs import evaluate
-from cogen.view.drawing import Scored, grid_item, row_drawing, text_item
+from cogen.kit.evaluate import summary_rows
+from cogen.kit.view import Scored, grid_item, row_drawing, text_item
 
 __all__ = ["COLUMNS", "FACETS", "FACET_COLUMNS", "SUMMARY_FACET", "draw", "facets", "score"]
 

@@ -14,10 +14,10 @@ attempt budget draws new ones (a counted *size redraw*); the count is kept to th
 
 The arrays that cross the boundary are named: :func:`generate` takes a :data:`ProgramArrays` and
 returns :data:`Rows` (namedtuples; Numba builds and reads them by field), and the ``params`` vector is
-built by name with :data:`DOMAIN_PARAMS` (see :mod:`cogen._slots`).
+built by name with :data:`DOMAIN_PARAMS` (see :mod:`cogen.slots`).
 
 This module calls the engine's ``run_scene`` / ``render_scene`` kernels and the random numbers
-of :mod:`cogen._rng`. Numba's cache only notices edits to *this* file, so ``KERNELS_SHA256``
+of :mod:`cogen.rng`. Numba's cache only notices edits to *this* file, so ``KERNELS_SHA256``
 below pins the digest of those files (see :mod:`cogen.pins`; refresh with ``python -m cogen.pins``).
 """
 
@@ -27,12 +27,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from cogen._jit import kernel
-from cogen._rng import GOLDEN, below, between, mix, sample_state
-from cogen._slots import Slots
 from cogen.engine._kernels import render_scene, run_scene
+from cogen.jit import kernel
+from cogen.rng import GOLDEN, below, between, mix, sample_state
+from cogen.slots import Slots
 
-KERNELS_SHA256 = "9565e5261b22fc861141024972eade25d4866a23a6067bb4e28d0c96f90af75f"
+KERNELS_SHA256 = "aea61b868cad7d69865af3bdd966af1ad92f7bdbfb8a885b73854f78c689bc6e"
 
 # Rejection causes, in the order of the counts the kernels return.
 CAUSES = ("accepted", "no_room", "cannot_apply", "out_of_grid", "overlap", "no_objects", "degenerate")

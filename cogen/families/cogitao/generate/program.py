@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cogen import _rng as rng
+from cogen import rng
 from cogen.families.cogitao.schema import SPLITS, Domain
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "SIZE_PATIENCE_SHARE", "Program", "compile_domain", "stream_seed"]
@@ -100,7 +100,7 @@ def _bands(ids: np.ndarray, shapes: np.ndarray) -> np.ndarray:
 
 
 def stream_seed(seed: int, experiment: str, split: str) -> int:
-    """The RNG stream of one split (:func:`cogen._rng.stream_seed` of the experiment name and the split)."""
+    """The RNG stream of one split (:func:`cogen.rng.stream_seed` of the experiment name and the split)."""
     return rng.stream_seed(seed, experiment, SPLITS.index(split) if split in SPLITS else _word(split))
 
 

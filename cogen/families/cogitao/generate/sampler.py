@@ -17,13 +17,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from cogen._rng import retry_numbers
 from cogen.errors import GenerationError
 from cogen.families.cogitao.generate import _sampler
 from cogen.families.cogitao.generate._sampler import CAUSES
 from cogen.families.cogitao.generate.program import DEFAULT_MAX_ATTEMPTS, Program, compile_domain, stream_seed
 from cogen.families.cogitao.schema import Domain
 from cogen.render import RenderSettings
+from cogen.rng import retry_numbers
 
 __all__ = ["CAUSES", "ROW_FIELDS", "SplitJob", "generate_rows", "rejection_fix", "rejection_text", "require_ok"]
 

@@ -11,7 +11,7 @@ The programs family draws whole batches with NumPy instead of kernels: :func:`mi
 :func:`splitmix_words` are the NumPy twins of :func:`mix` and :func:`next_u64` (the same code on
 uint64 arrays), and :func:`index_states` is that family's per-sample state.
 
-The kernels are compiled with :func:`cogen._jit.kernel`. Modules whose kernels call them pin
+The kernels are compiled with :func:`cogen.jit.kernel`. Modules whose kernels call them pin
 this file's digest (see :mod:`cogen.pins`), because Numba's cache notices only edits to a
 kernel's own file.
 """
@@ -22,7 +22,7 @@ import hashlib
 
 import numpy as np
 
-from cogen._jit import kernel
+from cogen.jit import kernel
 
 __all__ = ["GOLDEN", "below", "between", "index_states", "mix", "mix_many", "next_u64", "retry_numbers", "sample_state",
            "splitmix_words", "stream_seed"]
