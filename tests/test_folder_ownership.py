@@ -110,6 +110,7 @@ def test_a_rebuild_deletes_only_listed_shards_and_refuses_a_file_cogen_did_not_w
                                          r"the folder lists it\), and cogen deletes only its own files"):
         build(spec, out, workers=1)
     assert user.read_text() == "the user's"
+    assert not (out / ".cogen" / "inputs.json").exists()  # refused before the key pass, not after it
     user.unlink()
     build(spec, out, workers=1)
     assert not stale.exists() and not list(out.glob("data/V-1/.*.tmp"))

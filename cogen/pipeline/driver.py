@@ -45,7 +45,7 @@ from cogen.folder import (
 )
 from cogen.folder.inputs import code_digest, differences, folder_inputs, inputs_key, write_record
 from cogen.folder.layout import CARD_FILE, DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, STATE_DIR, plan_path, record_path
-from cogen.folder.ownership import foreign_files, is_state_name, is_temporary, listed_shards
+from cogen.folder.ownership import SHARD_NAME, foreign_files, is_state_name, is_temporary, listed_shards
 from cogen.pipeline.executors import make_executor
 from cogen.pipeline.memory import machine_memory
 from cogen.pipeline.resume import KeyPassCache, key_pass_folder, remove_key_passes
@@ -354,6 +354,7 @@ def _build_locked(setting: Setting, job: _Build) -> list[ConfigReport]:
     job.tally.finished = list(reports)
     _remove_scratch(scratch_path(job.folder))  # a build killed before its end may have left files there
     todo = [name for name in names if name not in reports]
+    _refuse_unknown_files(job, todo)  # before the key pass: a file no plan can want stops the build at once
     if todo:
         if reports:
             builder = builder_for(setting.only(todo), job.rows_per_shard)
@@ -568,11 +569,7 @@ def _clear_stale(job: _Build, plan: ConfigPlan, recorded: dict[str, dict]) -> No
     path = manifest_path(folder, plan.config)
     wanted = {task.relpath for task in plan.tasks}
     listed = listed_shards(folder, plan.config)
-    unknown = sorted(f for f in store.files(plan.config) if f not in wanted | listed and not is_temporary(f.rpartition("/")[2]))
-    if unknown:
-        raise BuildError(f"{store.url}/{unknown[0]} is not a file cogen wrote (no manifest, plan or journal of the folder "
-                         f"lists it), and cogen deletes only its own files: move it out of {DATA_DIR}/{plan.config}/, "
-                         "then run the same command again")
+    _refuse_unknown_files(job, [plan.config], wanted | listed)
     try:
         if path.exists():
             journaled = read_journal(folder, plan.config, job.key(plan.config))
@@ -585,6 +582,18 @@ def _clear_stale(job: _Build, plan: ConfigPlan, recorded: dict[str, dict]) -> No
             store.remove(relpath)
     except OSError as error:
         raise BuildError(f"cannot update {folder}: {os_error_text(error)} ({error.filename})") from None
+
+
+def _refuse_unknown_files(job: _Build, configs: list[str], known: set[str] | None = None) -> None:
+    """Stop (naming it) at a file in ``data/<config>/`` that cogen will not delete: one whose name is not a
+    shard's or a temporary's, or, given the ``known`` paths (wanted or listed), a shard that is not among them."""
+    for config in configs:
+        unknown = sorted(f for f in job.store.files(config) if not is_temporary(f.rpartition("/")[2]) and
+                         (f not in known if known is not None else not SHARD_NAME.fullmatch(f.rpartition("/")[2])))
+        if unknown:
+            raise BuildError(f"{job.store.url}/{unknown[0]} is not a file cogen wrote (no manifest, plan or journal of "
+                             f"the folder lists it), and cogen deletes only its own files: move it out of "
+                             f"{DATA_DIR}/{config}/, then run the same command again")
 
 
 def _write_shards(pool, plans: list[ConfigPlan], job: _Build, recorded: dict[str, dict[str, dict]],
