@@ -71,7 +71,7 @@ REVIEWED_MIRROR_NOOP = 0.734      # the same for cogen's pool at aa8c763
 
 
 #: The reference's sampling: no-ops kept, count and sizes redrawn with every attempt. cogen's
-#: defaults change both on purpose (README, "Differences"); these figures isolate the bank.
+#: defaults change both on purpose (docs/differences.md); these figures isolate the bank.
 REFERENCE_SAMPLING = "degenerate: keep\nbalance: none\n"
 
 

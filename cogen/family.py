@@ -36,7 +36,8 @@ branch on a family's name:
 =================  ====================================================================
 
 Plain fields hold what must be known without importing the family: its ``title`` and
-``description``, a note per column (``column_notes``), and the help text of each family option of
+``description``, the splits whose rows are held out of training (``held_out_splits``: out of domain,
+as the card, the viewer and the training exports say), a note per column (``column_notes``), and the help text of each family option of
 ``cogen eval`` (``eval_help``) and ``cogen prompts export`` (``prompt_help``), which
 :func:`option_help` puts together for the command line.
 
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
 
     from cogen.folder import SplitData
 
-__all__ = ["DEFAULT_FAMILY", "FAMILIES", "ID_NOTE", "OPTIONAL_ROLES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family",
+__all__ = ["DEFAULT_FAMILY", "FAMILIES", "HELD_OUT_SPLITS", "ID_NOTE", "OPTIONAL_ROLES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family",
            "option_help"]
 
 #: Roles every family record names, each resolved by :meth:`Family.load`.
@@ -77,6 +78,8 @@ ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "promp
 OPTIONAL_ROLES = ("stream", "report", "exporter", "sample", "testing")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
+#: The splits a family holds out of training unless its record says otherwise (``Family.held_out_splits``).
+HELD_OUT_SPLITS = ("validation_ood", "test_ood")
 
 
 class Setting(Protocol):
@@ -190,6 +193,7 @@ class Family:
     exporter: str = ""
     sample: str = ""
     testing: str = ""
+    held_out_splits: tuple[str, ...] = HELD_OUT_SPLITS
     column_notes: Mapping[str, str] = field(default_factory=dict)
     eval_help: Mapping[str, str] = field(default_factory=dict)
     prompt_help: Mapping[str, str] = field(default_factory=dict)
@@ -201,6 +205,14 @@ class Family:
             raise UnknownNameError("family role", role, ROLES + OPTIONAL_ROLES)
         name = getattr(self, role)
         return _resolve(name) if name else None
+
+    def is_held_out(self, split: str) -> bool:
+        """True for a split whose rows the family holds out of training (out of domain)."""
+        return split in self.held_out_splits
+
+    def domain(self, split: str) -> str:
+        """``"out-of-domain"`` for a split the family holds out of training, else ``"in-domain"``."""
+        return "out-of-domain" if self.is_held_out(split) else "in-domain"
 
     def make_builder(self, setting: Setting, rows_per_shard: int) -> Builder:
         """The family's :class:`Builder` for ``setting``."""

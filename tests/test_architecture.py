@@ -198,10 +198,14 @@ ROOT = PACKAGE.parent
 ALSO_CALLED = ("C-ARC",)
 
 
+#: Generic text that is not Python: the dataset-card template every card is rendered from.
+GENERIC_TEXTS = (ROOT / "hub_card.md",)
+
+
 def generic_files() -> list[Path]:
-    """Every Python file of the generic packages and of ``cogen_baselines``."""
+    """Every Python file of the generic packages and of ``cogen_baselines``, and the card template."""
     folders = [PACKAGE / name for name in GENERIC_PACKAGES] + [ROOT / "cogen_baselines"]
-    return sorted(path for folder in folders if folder.is_dir() for path in folder.rglob("*.py"))
+    return sorted(path for folder in folders if folder.is_dir() for path in folder.rglob("*.py")) + list(GENERIC_TEXTS)
 
 
 def _words(words) -> re.Pattern:
@@ -281,8 +285,13 @@ def family_mentions(path: Path, families, root: Path = ROOT) -> list[tuple[str, 
     lines = source.splitlines()
     titles = family_titles(families)
     numbers = {number for number, line in enumerate(lines, 1) if titles.search(line)}
-    numbers |= _name_lines(source, family_names(families))
-    numbers |= set(family_comparisons(source))
+    if path.suffix == ".py":
+        numbers |= _name_lines(source, family_names(families))
+        numbers |= set(family_comparisons(source))
+    else:  # text such as the card template: a name quoted or joined to another name, as in a docstring
+        names = family_names(families)
+        numbers |= {number for number, line in enumerate(lines, 1)
+                    if any(_named_in_text(line, match) for match in names.finditer(line))}
     name = path.relative_to(root).as_posix()
     return [(name, number, lines[number - 1].strip()) for number in sorted(numbers)]
 

@@ -114,17 +114,17 @@ def test_tvd_lumps_the_bins_the_reference_does_not_give():
     assert tvd({"mean": 3.0}, {"mean": 2.0}) is None
 
 
-# ------------------------------------------------------------------- the README says what is true
+# ------------------------------------------------------------------- the docs say what is true
 
 
 def test_readme_bank_section_states_the_shipped_banks_numbers(bank):
-    """Refresh README.md's "Object bank" section (and the differences row) when this fails."""
+    """Refresh docs/specs.md's "Object bank" section (and the differences row) when this fails."""
     from pathlib import Path
 
     from cogen.bank import PROPERTIES
     from cogen.card.differences import family_differences
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "specs.md").read_text(encoding="utf-8")
     section = readme.split("## Object bank", 1)[1].split("\n## ", 1)[0]
     row = next(d.cogen for _, d in family_differences() if d.topic == "Object bank")
     training = bank.select(SYMMETRIC_SINGLE_COLOUR)

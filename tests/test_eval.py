@@ -132,7 +132,7 @@ def test_malformed_predictions_are_counted_never_raised(data, tmp_path):
         json.dumps({"id": rows[22]["id"], "prediction": [1, 2, 3]}),
         json.dumps({"id": rows[23]["id"], "prediction": "not json"}),
         json.dumps({"id": rows[24]["id"], "prediction": None}),
-        json.dumps({"id": rows[25]["id"], "prediction": json.dumps(rows[25]["output"])}),  # JSON text is fine
+        json.dumps({"id": rows[25]["id"], "prediction": json.dumps(rows[25]["output"])}),  # JSON text: not a grid
         json.dumps({"id": rows[0]["id"], "prediction": rows[0]["output"]}),  # a second record for rows[0]
         json.dumps({"id": "no-such-id", "prediction": [[0]]}),
         "{not json at all",
@@ -143,12 +143,12 @@ def test_malformed_predictions_are_counted_never_raised(data, tmp_path):
     metrics = evaluate(data, "E-1", "test_ood", path)
     errors = metrics["format_errors"]
     assert errors["reasons"] == {"duplicate id": 1, "missing": 4, "ragged rows": 1, "value outside 0-9": 1,
-                                 "not 2-D": 1, "unreadable": 1, "null": 1}
-    assert (errors["total"], errors["missing"], errors["duplicate"], errors["malformed"]) == (10, 4, 1, 5)
+                                 "not 2-D": 1, "string": 2, "null": 1}
+    assert (errors["total"], errors["missing"], errors["duplicate"], errors["malformed"]) == (11, 4, 1, 6)
     assert errors["extra_ids"] == 1 and errors["extra_examples"] == ["no-such-id"]
     assert errors["unreadable_lines"] == 2
-    assert metrics["n_valid"] == 20 and metrics["grid_accuracy"] == pytest.approx(20 / 30)
-    assert metrics["grid_accuracy_valid"] == 1.0 and metrics["errors"]["format"] == 10
+    assert metrics["n_valid"] == 19 and metrics["grid_accuracy"] == pytest.approx(19 / 30)
+    assert metrics["grid_accuracy_valid"] == 1.0 and metrics["errors"]["format"] == 11
 
 
 def test_parquet_predictions_with_bad_rows(data, tmp_path):
@@ -204,9 +204,9 @@ def test_hub_repo_ids_are_fetched_with_hf_hub_download(data, monkeypatch):
 
 
 def test_hub_failures_become_data_errors():
-    with pytest.raises(DataError, match="cannot download manifests/E-1.json"):
+    with pytest.raises(DataError, match="no local folder of that name, and cannot download manifests/E-1.json"):
         read_split("someone/not-cached-anywhere", "E-1", "test_ood")  # tests run with HF_HUB_OFFLINE=1
-    with pytest.raises(DataError, match="neither a dataset folder nor a Hub repo id"):
+    with pytest.raises(DataError, match="no such folder"):
         read_split("./no/such/folder", "E-1", "test_ood")
 
 
@@ -282,3 +282,13 @@ def test_jsonl_fast_and_line_by_line_readers_agree(data, tmp_path):
     assert fast.ids == slow.ids and fast.reasons == slow.reasons
     assert all(np.array_equal(fast.grids.grid(k), slow.grids.grid(k)) for k in range(len(fast.ids))
                if fast.reasons[k] is None)
+
+
+def test_a_line_nested_100000_deep_is_a_format_error_not_a_crash(data, tmp_path):
+    """Arrow's JSON parser would crash on it and Python's raises RecursionError: the line is unreadable."""
+    rows = _rows(data)
+    path = tmp_path / "deep.jsonl"
+    deep = '{"id": "%s", "prediction": %s%s}' % (rows[1]["id"], "[" * 100_000, "]" * 100_000)
+    path.write_text(json.dumps({"id": rows[0]["id"], "prediction": rows[0]["output"]}) + "\n" + deep + "\n")
+    metrics = evaluate(data, "E-1", "test_ood", path)
+    assert metrics["format_errors"]["unreadable_lines"] == 1 and metrics["n_valid"] == 1

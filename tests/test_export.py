@@ -100,7 +100,7 @@ def test_three_shot_and_static_configs_and_a_chosen_name(data, tmp_path):
 def test_bad_requests_get_clear_errors(data, small_build, tmp_path):
     result = runner.invoke(app, ["export", "--format", "arc", "-d", str(data), "-c", "carc-static", "--out",
                                  str(tmp_path)])
-    assert result.exit_code == 2 and "not a format; choose from arc-json, parquet, mlc" in result.output
+    assert result.exit_code == 2 and "not a format; choose from arc-json, kaggle, chat, parquet, mlc" in result.output
     result = runner.invoke(app, ["export", "-d", str(data), "-c", "carc-static", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "--format" in result.output
     with pytest.raises(DataError, match="raw episode pool"):

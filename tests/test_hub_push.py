@@ -112,7 +112,10 @@ def _published_as(repo, folder: Path) -> bool:
     """The repo holds exactly the folder's upload: every manifest-listed file byte for byte, nothing stale."""
     plan = upload_plan(folder, repo.id)
     local = {f.path for f in plan.files}
-    return set(repo.files) == local and all(repo.files[p] == (folder / p).read_bytes() for p in local if p != "README.md")
+    def expected(path: str) -> bytes:  # croissant.json is rendered for the repo, like the card
+        return plan.croissant if path == "croissant.json" else (folder / path).read_bytes()
+
+    return set(repo.files) == local and all(repo.files[p] == expected(p) for p in local if p != "README.md")
 
 
 def test_a_failed_commit_request_publishes_nothing_and_a_rerun_publishes_all(small_build, fake_hub, tmp_path):

@@ -66,12 +66,13 @@ def _write(path: Path, records) -> Path:
     ("def f(s):\n    return s", "def f(s):\n    return s\n"),
     ("```\ndef f(s):\n  return 2\n", "def f(s):\n  return 2\n"),   # an unclosed fence runs to the end
     ("```python\ndef f(s) return\n```", "def f(s) return\n"),    # kept: the scorer reports the syntax error
+    ("exec('T = 1')\n\n\ndef f(s):\n    return T\n", "exec('T = 1')\n\n\ndef f(s):\n    return T\n"),  # all of it
 ])
 def test_code_is_extracted_whether_fenced_or_not(reply, code):
     assert extract_code(reply) == (code, None)
 
 
-@pytest.mark.parametrize("reply", ["I cannot solve this.", "", "   ", None, 42, "```text\nhello\n```"])
+@pytest.mark.parametrize("reply", ["I cannot solve this.", "", "   ", None, 42, "```text\nhello\n```", "Sorry"])
 def test_replies_without_code(reply):
     assert extract_code(reply) == (None, "no code")
 

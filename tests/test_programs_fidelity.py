@@ -239,3 +239,113 @@ def test_f8_types_use_cogens_thresholds_and_stay_out_of_the_papers_columns():
     assert "| DeepSeek-V3 | 165.27 | 3.20 | 42.87 | 30/30 |" in text.splitlines()
     assert "cogen's types (decision 3: low L(P⁺) <= 180, low E <= 4; the paper types models relatively):" in text
     assert "- DeepSeek-V3: Horizontal T1" in text.splitlines()
+
+
+# ---------------------------------------------------------------- obfuscation cannot buy a score (issue 34)
+def _scored(code: str, row, sandbox) -> dict:
+    """The JSON form of one program's score (``c`` None when withheld)."""
+    wanted = [grid.replace("\n", "") for grid in row["outputs"]]
+    (score,), _ = score_programs([Program(row["id"], "m", code)], {row["id"]: ("horizontal", wanted)}, sandbox)
+    return score.as_dict()
+
+
+def _table_bits(row) -> str:
+    """The 256 cells of the 16 samples, in input order, as 0/1 (a cell '*' is 1)."""
+    return "".join("1" if c == "*" else "0" for grid in row["outputs"] for c in grid.replace("\n", ""))
+
+
+_INDEX = "    i = sum(1 << (3 - k) for k, c in enumerate(s) if ord(c) % 2 == 0)\n"  # B, D, F, H are even
+_CELLS = '    return "\\n".join("".join(".*"[bits[16 * i + 4 * r + c]] for c in range(4)) for r in range(4))\n'
+
+
+def test_a01_a_table_hidden_in_an_integer_counts_its_bits(horizontal, sandbox):
+    """The second red team's A01: the 16 samples in one 256-bit integer literal."""
+    table = int(_table_bits(horizontal), 2)
+    code = (f"T = {hex(table)}\n\n\ndef f(s):\n{_INDEX}    v = (T >> (16 * (15 - i))) & 0xFFFF\n"
+            '    return "\\n".join("".join(".*"[(v >> (15 - 4 * r - c)) & 1] for c in range(4)) for r in range(4))\n')
+    # Hand: each cell of the table is one bit of T, one output value each: Σm = bit length of T (256 but
+    # for leading '.' cells), + 16 for the mask 0xFFFF (above 16: data, not an index), + 2 for ".*";
+    # no A-H letters: Σn = 0. E = 0. Before: L(P⁺) = 2, C = 100, T1 (an honest enumeration: 320, 0).
+    score = _scored(code, horizontal, sandbox)
+    length = table.bit_length() + 16 + 2
+    assert (score["sum_n"], score["sum_m"], score["errors"], score["status"]) == (0, length, 0, "ok")
+    assert score["c"] == round(100 * (320 - length) / 280, 4) and score["c"] < 25 and score["type"] == "T2"
+
+
+def test_a02_a_program_run_from_a_hex_string_is_obfuscated(horizontal, sandbox):
+    """The second red team's A02: the enumeration exec'd from a hex string; its table is in no text."""
+    inner = "TABLE = " + repr(dict(zip(INPUTS, horizontal["outputs"], strict=True))) + "\ndef g(s):\n    return TABLE[s]\n"
+    code = f"exec(bytes.fromhex({inner.encode().hex()!r}).decode())\n\n\ndef f(s):\n    return g(s)\n"
+    # Hand: the program's P⁺ cannot be read from its text (App. A parses P): status obfuscated, E = 0
+    # counted, L(P⁺) and C(P) withheld (the means count it as L_z, C = 0), type T2 (high L, low E).
+    # Before: L(P⁺) = 0, C = 100, T1.
+    score = _scored(code, horizontal, sandbox)
+    assert (score["status"], score["errors"], score["l_plus"], score["c"], score["type"]) == \
+        ("obfuscated", 0, None, None, "T2")
+    assert score["detail"] == "line 1: calls exec()"
+
+
+@pytest.mark.parametrize(("name", "build", "status"), [
+    ("bytes literal", lambda bits: f"T = {bytes(int(bits[k:k + 8], 2) for k in range(0, 256, 8))!r}\n\n\n"
+                                   f"def f(s):\n{_INDEX}    bits = [(T[k // 8] >> (7 - k % 8)) & 1 for k in range(256)]\n"
+                                   + _CELLS, "ok"),
+    ("escaped string", lambda bits: "T = " + repr("".join(chr(0x80 + int(bits[k:k + 4], 2)) for k in range(0, 256, 4)))
+                                    + f"\n\n\ndef f(s):\n{_INDEX}"
+                                      "    bits = [(ord(T[k // 4]) >> (3 - k % 4)) & 1 for k in range(256)]\n" + _CELLS,
+     "ok"),
+    ("a long 0/1 string", lambda bits: f"T = {bits!r}\n\n\ndef f(s):\n{_INDEX}    bits = [int(c) for c in T]\n"
+                                       + _CELLS, "ok"),
+    ("hex decoded by int()", lambda bits: f"T = {hex(int(bits, 2))[2:].zfill(64)!r}\n\n\ndef f(s):\n{_INDEX}"
+                                          "    bits = [int(b) for b in bin(int(T, 16))[2:].zfill(256)]\n" + _CELLS,
+     "obfuscated"),
+    ("base64 and zlib", lambda bits: "import base64, zlib\nT = " +
+     repr(__import__("base64").b64encode(__import__("zlib").compress(bits.encode())).decode()) +
+     f"\n\n\ndef f(s):\n{_INDEX}    bits = [int(c) for c in zlib.decompress(base64.b64decode(T)).decode()]\n" + _CELLS,
+     "obfuscated"),
+    ("a docstring read at run time", lambda bits: f'"""{bits}"""\n\n\ndef f(s):\n{_INDEX}'
+                                                  "    bits = [int(c) for c in __doc__]\n" + _CELLS, "obfuscated"),
+    ("getattr on a computed name", lambda bits: f"T = {bits!r}\n\n\ndef f(s):\n{_INDEX}"
+                                                "    bits = list(map(int, getattr(T, 'st' + 'rip')()))\n" + _CELLS,
+     "obfuscated"),
+])
+def test_hidden_tables_are_not_scored_as_short(horizontal, sandbox, name, build, status):
+    """Adversarial fixtures (issue 34): the 16 samples hidden in a literal, or decoded at run time, never
+    score as a short program: the bits are counted (C below 25, type T2), or C(P) is withheld."""
+    score = _scored(build(_table_bits(horizontal)), horizontal, sandbox)
+    assert score["errors"] == 0 and score["status"] == status, (name, score)
+    if status == "ok":
+        assert score["l_plus"] >= 256 and score["c"] < 25 and score["type"] == "T2", (name, score)
+    else:
+        assert score["c"] is None and score["l_plus"] is None and score["type"] == "T2", (name, score)
+
+
+def test_an_enumeration_in_any_two_symbols_counts_every_cell(horizontal, sandbox):
+    branches = [f'    {"if" if k == 0 else "elif"} s == "{text}":\n        return {grid.translate(str.maketrans(".*", "ox"))!r}'
+                for k, (text, grid) in enumerate(zip(INPUTS, horizontal["outputs"], strict=True))]
+    code = "def grid(s):\n" + "\n".join(branches) + \
+        '\n\n\ndef f(s):\n    return grid(s).replace("o", ".").replace("x", "*")\n'
+    # Hand: each "xoox\n..." grid is 16 cells in two symbols: Σn = 64, Σm = 256; the converter's "." and "*"
+    # count 2 (single "o", "x" spell nothing): L(P⁺) = 322, C = 0, T2. Before: Σm = 2, L(P⁺) = 66, C = 90.7.
+    assert _score(code, horizontal, sandbox)["L"] == 322 and _score(code, horizontal, sandbox)["C"] == 0.0
+
+
+def test_obfuscated_programs_are_shown_as_such_in_tables_1_and_2():
+    # Hand: one of two Horizontal programs obfuscated (E 0) beside a dict per letter (40 / 0 / 100): the
+    # means count it as L(P⁺) = 320, C = 0: 180.00 / 0.00 / 50.00, marked †; a setting where every program
+    # is obfuscated reads "withheld" for L(P⁺) and C(P); n_valid counts them, and says how many.
+    from cogen.families.programs.score import FunctionScore, summarize
+
+    scores = [FunctionScore("h0", "m", "horizontal", "ok", 8, 32, 0),
+              FunctionScore("h1", "m", "horizontal", "obfuscated", 0, 2, 0, detail="line 1: calls exec()"),
+              FunctionScore("r0", "m", "random_index", "obfuscated", 0, 0, 3)]
+    text = markdown_tables(table(summarize(scores), isolation="bubblewrap"))
+    lines = text.splitlines()
+    assert "| m | 180.00† | 0.00 | 50.00† | 2/2 (1 obfuscated) |" in lines
+    assert "| m | withheld | 3.00 (+3.00) | withheld | 1/1 (1 obfuscated) |" in lines
+    assert any(line.startswith("† the mean includes obfuscated programs") for line in lines)
+    assert lines[-1] == "isolation: bubblewrap"
+    assert scores[1].as_dict()["c"] is None and scores[1].as_dict()["type"] == "T2"
+    from cogen.families.programs.view import _program_lines
+
+    (title, _), = _program_lines({**scores[1].as_dict(), "failures": {}})
+    assert title == "m: L(P+) withheld, E 0, C withheld (T2; obfuscated)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -127,6 +128,62 @@ def test_a_lying_server_costs_one_job_and_never_shifts_results(tmp_path, monkeyp
             assert result.outputs == ("." * 16,) * 16, source
 
 
+# ---------------------------------------------------------------- no failure of one job ends the run
+def test_a_worker_that_will_not_restart_costs_its_job_alone(monkeypatch):
+    """R07 of the second red team: a fork refused (``BlockingIOError``) while a worker restarts, or any
+    other exception of one job, is that job's ``sandbox failure``; the restart is tried again after a
+    back-off, and the next job runs."""
+    import warnings
+
+    from cogen.sandbox.isolation import UnconfinedWarning
+
+    monkeypatch.setattr(sandbox_module, "RESTART_DELAYS", (0.01, 0.02, 0.04))
+    real, refusals = subprocess.Popen, []
+
+    def popen(*args, **kwargs):
+        if refusals and refusals[0] > 0:
+            refusals[0] -= 1
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real(*args, **kwargs)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnconfinedWarning)
+        with Sandbox(workers=1, timeout=1.0, unsafe=True) as box:
+            monkeypatch.setattr(sandbox_module.subprocess, "Popen", popen)
+            worker = box._all[0]
+            outcomes, left = [], []
+            for refused in (2, 10, 0):  # two refusals: the third try starts it; ten: the job fails alone
+                worker.stop()
+                refusals[:] = [refused]
+                outcomes.append(box.run([DOTS], INPUTS)[0])
+                left.append(refusals[0])
+            original = sandbox_module._Worker.run
+            monkeypatch.setattr(sandbox_module._Worker, "run", lambda *a: 1 / 0)
+            broken = box.run([DOTS], INPUTS)[0]
+            monkeypatch.setattr(sandbox_module._Worker, "run", original)
+            after = box.run([DOTS, DOTS], INPUTS)
+    assert outcomes[0].outputs == ("." * 16,) * 16
+    assert outcomes[1].reasons == ("sandbox failure",) * 16 and left == [0, 10 - 4, 0]  # four tries, then given up
+    assert outcomes[2].outputs == ("." * 16,) * 16
+    assert broken.reasons == ("sandbox failure",) * 16
+    assert [r.outputs for r in after] == [("." * 16,) * 16] * 2
+
+
+# ---------------------------------------------------------------- the scratch
+def test_the_scratch_goes_where_no_bound_folder_lives(monkeypatch):
+    """E11: /tmp unless a bound folder (a virtual environment) lives under it; never over or under a bind."""
+    from cogen.sandbox import isolation
+
+    real = isolation.python_paths()
+    for sites, expected in (((), "/tmp"), (("/tmp/venv/lib/site-packages",), "/scratch"),
+                            (("/tmp/venv/lib/site-packages", "/scratch/me/venv"), "/cogen-scratch")):
+        monkeypatch.setattr(isolation, "python_paths", lambda sites=sites: (real[0], real[1], sites))
+        assert isolation.scratch_mount(sites) == expected, sites
+        command = isolation.bwrap_command("bwrap", ["python"], sites, {}, expected)
+        assert command[command.index("--tmpfs") + 1] == expected
+        assert command.index("--remount-ro", command.index("--tmpfs")) < command.index("--")  # the root last
+
+
 # ---------------------------------------------------------------- refusing without isolation
 def _fake_bwrap(folder: Path) -> Path:
     folder.mkdir()
@@ -172,6 +229,31 @@ def test_the_cli_refuses_without_isolation_and_runs_when_told_to(data, tmp_path)
     assert subprocess.run(single, capture_output=True, text=True, env={**env, UNSAFE_ENV: "1"}).returncode == 0
 
 
+@pytest.mark.slow
+def test_unconfined_runs_are_never_silent(data, tmp_path):
+    """D04 of the second red team: whatever chose no isolation (the flag, the environment variable), the
+    CLI says so in one line on stderr, and the tables say ``isolation: none``."""
+    row = read_split(data, "S-horizontal", "test").table.to_pylist()[0]
+    replies = _replies(data, tmp_path / "r.jsonl", [{"id": row["id"], "model": "m", "reply": DOTS}])
+    env = {k: v for k, v in os.environ.items() if k != UNSAFE_ENV}
+    report = [sys.executable, "-m", "cogen", "eval", "programs", "-d", str(data), "-p", str(replies), "--workers", "1"]
+    single = [sys.executable, "-m", "cogen", "eval", "-d", str(data), "-c", "S-horizontal", "-s", "test", "-p",
+              str(replies), "--workers", "1"]
+    for command, extra, chose in ((report, [], f"{UNSAFE_ENV}=1 in the environment"),
+                                  (single, [], f"{UNSAFE_ENV}=1 in the environment"),
+                                  (report, ["--unsafe-run-untrusted-code"], "--unsafe-run-untrusted-code")):
+        done = subprocess.run([*command, *extra], capture_output=True, text=True,
+                              env={**env, UNSAFE_ENV: "1"} if not extra else env)
+        assert done.returncode == 0, done.stderr
+        notes = [line for line in done.stderr.splitlines() if "WITHOUT isolation" in line]
+        assert len(notes) == 1 and chose in notes[0] and "Traceback" not in done.stderr, done.stderr
+        assert re.search(r"isolation(:|\s*│)\s*none", done.stdout), done.stdout  # the tables say it too
+    markdown = tmp_path / "report.md"
+    confined = subprocess.run([*report, "--markdown", str(markdown)], capture_output=True, text=True, env=env)
+    if confined.returncode == 0:  # with isolation here: no note, and the report names it
+        assert "WITHOUT isolation" not in confined.stderr and "isolation: bubblewrap" in markdown.read_text()
+
+
 # ---------------------------------------------------------------- inside the sandbox
 PROBE = textwrap.dedent('''
     import os, socket, threading
@@ -180,8 +262,8 @@ PROBE = textwrap.dedent('''
         seen.append(os.getuid() == 1000 and os.getgid() == 1000)
         seen.append(not os.path.exists("/proc") and not os.path.exists("/home") and not os.path.exists("/etc/passwd"))
         seen.append(sorted(os.environ) == ["LC_ALL", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                           "PATH", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED"])
-        seen.append(os.getcwd() == "/tmp" and os.listdir("/tmp") == [])
+                                           "PATH", "PWD", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "TMPDIR"])
+        seen.append(os.getcwd() == os.environ["TMPDIR"] and os.listdir(".") == [])
         open("left-behind", "w").write("x")                      # the next program must not see it
         os.makedirs("a/b/c")
         os.symlink("/usr", "a/b/link")
@@ -197,11 +279,19 @@ PROBE = textwrap.dedent('''
             seen.append(False)
         except OSError:
             seen.append(True)                                    # no capabilities, no root
-        box = []
-        thread = threading.Thread(target=lambda: box.append(1))
-        thread.start()
-        thread.join()
-        seen.append(box == [1])                                  # threads work, whoever runs the scorer
+        roots = []
+        for path in ("/written", "/etc/written", "/usr/written"):
+            try:
+                open(path, "w")
+                roots.append(False)
+            except OSError as error:
+                roots.append(error.errno in (2, 30))             # the root is read-only: only the scratch is not
+        seen.append(all(roots))
+        try:
+            threading.Thread(target=len, args=("",)).start()
+            seen.append(False)
+        except RuntimeError:
+            seen.append(True)                                    # a program is one task, whoever runs the scorer
         for attempt in (os.fork, lambda: socket.socket(), lambda: os.kill(1, 0)):
             try:
                 attempt()
@@ -217,8 +307,8 @@ def test_a_program_sees_only_its_sandbox():
     require_isolation()
     with Sandbox(workers=1, timeout=2.0) as box:
         first, second = box.run([PROBE, PROBE], INPUTS)
-    assert first.outputs[0] == "*" * 10 + "." * 6, first.reasons[0] or first.outputs[0]  # ten checks passed
-    assert second.outputs[0] == "*" * 10 + "." * 6, "the scratch folder was not emptied between programs"
+    assert first.outputs[0] == "*" * 11 + "." * 5, first.reasons[0] or first.outputs[0]  # eleven checks passed
+    assert second.outputs[0] == "*" * 11 + "." * 5, "the scratch folder was not emptied between programs"
 
 
 @pytest.mark.slow

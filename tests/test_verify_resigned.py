@@ -463,3 +463,20 @@ def test_the_cli_default_sample_is_the_library_s():
     from cogen.cli.build import DEFAULT_SAMPLE
 
     assert DEFAULT_SAMPLE == REGENERATED_ROWS
+
+
+@pytest.mark.parametrize("change", ["a shard's SHA-256", "missing"])
+def test_croissant_json_must_describe_what_the_manifests_describe(refs, tmp_path, change):
+    """croissant.json, written with the card, lists every shard with its SHA-256: a forged or lost one fails
+    every level (it is rendered again from the manifests, as the card's YAML header is)."""
+    folder = tmp_path / "copy"
+    shutil.copytree(refs["ref"], folder, ignore=shutil.ignore_patterns("lock"))
+    path = folder / "croissant.json"
+    if change == "missing":
+        path.unlink()
+    else:
+        croissant = json.loads(path.read_text())
+        croissant["distribution"][0]["sha256"] = "0" * 64
+        path.write_text(json.dumps(croissant))
+    card = next(c for c in verify(folder, sample=0) if c.name == "card")
+    assert not card.ok and "croissant.json" in card.detail

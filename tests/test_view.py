@@ -258,7 +258,10 @@ def test_the_first_page_does_not_wait_for_the_predictions_to_be_scored(tiny, mon
         time.sleep(0.01)
     first = app.page(CONFIG, "test_ood")
     assert first["scored"] is False and len(first["rows"]) == 12 and "verdict" not in first["rows"][0]
+    pending = app.filters(CONFIG, "test_ood")  # the dataset filters do not wait for the scores either
+    assert pending["predictions"] == {"pending": True} and pending["facets"] and pending["rows"] == 30
     release.set()
+    part.scored()
     assert app.filters(CONFIG, "test_ood")["predictions"]["wrong_rows"] == 20
     assert app.page(CONFIG, "test_ood")["scored"] is True
 
@@ -363,7 +366,7 @@ def test_the_command_serves_on_loopback_and_stops_with_one_line(tiny, stop):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
-    (["/nonexistent/folder"], "neither a dataset folder nor a Hub repo id"),
+    (["/nonexistent/folder"], "/nonexistent/folder: no such folder"),
     (["{folder}", "--predictions", "{folder}/README.md"], "no such .jsonl or .parquet predictions file"),
     (["{folder}", "--config", "nope"], "has no config 'nope'"),
     (["{folder}", "--split", "nope"], "has no split 'nope'"),
@@ -389,7 +392,7 @@ def test_a_hub_repo_is_viewed_like_its_folder(tiny, fake_hub):
     assert [row["id"] for row in rows] == list(stored)
     assert all(row["panels"][0]["items"][0]["cells"] == stored[row["id"]]["input"] for row in rows)
     assert {row["id"] for row in _all_rows(app, wrong_only=True)} == wrong_ids(folder, written)
-    with pytest.raises(DataError, match="cannot list"):
+    with pytest.raises(DataError, match="no local folder of that name, and the Hugging Face Hub has no dataset repo"):
         ViewApp("org/absent")
 
 
@@ -406,7 +409,7 @@ def test_a_family_made_in_tests_alone_is_viewed_through_its_record(tmp_path, mon
 
     monkeypatch.setattr(cogen.family, "FAMILIES", MappingProxyType({**cogen.family.FAMILIES, TOY.name: TOY}))
     spec = tmp_path / "toy.yaml"
-    spec.write_text("setting: tm\nfamily: toy\nseed: 5\nside: 4\nrows: 6\n")
+    spec.write_text("setting: tm\nfamily: toy\nseed: 5\nside: 4\nood_side: 5\nrows: 6\n")
     build(spec, tmp_path / "data", workers=1)
     records = list(baseline_records(read_split(tmp_path / "data", "tm-mirror", "test"), "target"))
     records[1] = (records[1][0], np.zeros((4, 4), int))

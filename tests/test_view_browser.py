@@ -13,6 +13,8 @@ Skipped, with the reason, where Chromium or Playwright is missing, unless
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import signal
@@ -64,28 +66,60 @@ def _browser_or_skip():
     return sync_playwright
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """``cogen view`` started on the tiny build with mixed predictions; yields its URL and the data."""
-    sync_playwright = _browser_or_skip()
-    root = tmp_path_factory.mktemp("browser")
-    folder = build_tiny(root / "data")
-    written = mixed_predictions(folder, root / "preds.jsonl")
-    process = subprocess.Popen([sys.executable, "-m", "cogen", "view", str(folder), "--predictions",
-                                str(root / "preds.jsonl"), "--no-browser"], stdout=subprocess.PIPE, text=True)
+@contextlib.contextmanager
+def _server(*args: str):
+    """``cogen view`` started with ``args``; yields its URL, and stops it with Ctrl-C."""
+    process = subprocess.Popen([sys.executable, "-m", "cogen", "view", *args, "--no-browser"], stdout=subprocess.PIPE,
+                               text=True)
     try:
-        url = re.search(r"http://127\.0\.0\.1:\d+/", process.stdout.readline()).group(0)
-        with sync_playwright() as playwright:
-            # Playwright starts Chromium with a fresh, empty profile of its own (its --user-data-dir).
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 860})
-            page.goto(url)
-            page.wait_for_selector("body[data-ready]", timeout=60_000)
-            yield page, folder, written, root
-            browser.close()
+        yield re.search(r"http://127\.0\.0\.1:\d+/", process.stdout.readline()).group(0)
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Headless Chromium, driven by Playwright."""
+    sync_playwright = _browser_or_skip()
+    with sync_playwright() as playwright:
+        # Playwright starts Chromium with a fresh, empty profile of its own (its --user-data-dir).
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def _open(browser, url: str):
+    """A fresh page (a new context: no history, no storage) at ``url``, once it has drawn everything."""
+    page = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
+    page.goto(url)
+    page.wait_for_selector("body[data-scored]", timeout=60_000)
+    return page
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, browser):
+    """``cogen view`` started on the tiny build with mixed predictions; yields its page and the data."""
+    root = tmp_path_factory.mktemp("browser")
+    folder = build_tiny(root / "data")
+    written = mixed_predictions(folder, root / "preds.jsonl")
+    with _server(str(folder), "--predictions", str(root / "preds.jsonl")) as url:
+        page = _open(browser, url)
+        page.url_root = url
+        yield page, folder, written, root
+
+
+def _shot(page, root: Path, name: str) -> Path:
+    """A screenshot of the viewport; ``COGEN_VIEW_SCREENSHOTS=<folder>`` also keeps it there (docs/images)."""
+    path = root / f"{name}.png"
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > 10_000
+    folder = os.environ.get("COGEN_VIEW_SCREENSHOTS")
+    if folder:
+        from PIL import Image
+
+        Image.open(path).convert("RGB").quantize(colors=64).save(Path(folder) / f"{name}.png", optimize=True)
+    return path
 
 
 def _loaded(page) -> str:
@@ -228,6 +262,7 @@ def test_a_jump_to_a_row_id_shows_it(site):
 def test_screenshot(site):
     page, _, _, root = site
     _reset(page)
+    page.evaluate("window.scrollTo(0, 0)")  # an earlier test jumped to a row further down
     path = root / "view.png"
     page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": 1280, "height": 860})
     assert path.stat().st_size > 10_000
@@ -236,3 +271,118 @@ def test_screenshot(site):
         from PIL import Image
 
         Image.open(path).convert("RGB").quantize(colors=64).save(target, optimize=True)
+
+
+def _status(page) -> str:
+    return page.text_content("#status")
+
+
+def _in_view(page, selector: str) -> bool:
+    """True when the element's top is on screen, below the sticky header."""
+    return page.evaluate(f"""(() => {{
+        const box = document.querySelector("{selector}").getBoundingClientRect();
+        const header = document.querySelector("header").getBoundingClientRect().bottom;
+        return box.top >= header - 1 && box.top < window.innerHeight;
+    }})()""")
+
+
+def test_a_link_to_a_wrong_row_opens_that_row_in_a_fresh_browser(site, browser):
+    page, folder, written, root = site
+    wrong = sorted(wrong_ids(folder, written), key=lambda name: int(name.rsplit("-", 1)[1]))
+    target = wrong[-2]  # far down: on a later page of the wrong rows
+    link = f"{page.url_root}?config={CONFIG}&split=test_ood&wrong=1&row={target}"
+    fresh = _open(browser, link)
+    try:
+        selector = f"article.row.focus[data-id='{target}']"
+        assert fresh.is_visible(selector) and _in_view(fresh, selector)
+        assert fresh.is_checked("#wrong") and all(r["wrong"] for r in fresh.evaluate(READ_ROWS))
+        assert "page=" in fresh.url and f"row={target}" in fresh.url
+        _shot(fresh, root, "view-link-to-wrong-row")
+        fresh.reload()  # a reload keeps the view
+        fresh.wait_for_selector(selector, timeout=30_000)
+    finally:
+        fresh.context.close()
+
+
+def test_keys_page_and_the_address_follows_so_back_and_reload_restore(site, browser):
+    page, _, _, root = site
+    fresh = _open(browser, f"{page.url_root}?config={CONFIG}&split=test_ood")
+    try:
+        assert _status(fresh).startswith("rows 1-12 of 30")
+        for key, expected in (("ArrowRight", "rows 13-24"), ("j", "rows 25-30"), ("k", "rows 13-24"),
+                              ("ArrowLeft", "rows 1-12"), ("j", "rows 13-24")):
+            before = _loaded(fresh)
+            fresh.keyboard.press(key)
+            _after(fresh, before)
+            assert _status(fresh).startswith(expected), (key, _status(fresh))
+        assert "page=2" in fresh.url
+        fresh.reload()
+        fresh.wait_for_selector("body[data-scored]")
+        assert _status(fresh).startswith("rows 13-24")
+        before = _loaded(fresh)
+        fresh.go_back()  # the page before the last key: Back walks the views
+        _after(fresh, before)
+        assert _status(fresh).startswith("rows 1-12") and "page=" not in fresh.url
+        before = _loaded(fresh)
+        fresh.keyboard.press("w")
+        _after(fresh, before)
+        assert fresh.is_checked("#wrong") and "wrong=1" in fresh.url
+        assert all(r["wrong"] for r in fresh.evaluate(READ_ROWS))
+        fresh.keyboard.press("/")
+        assert fresh.evaluate("document.activeElement.id") == "jump"
+        fresh.keyboard.press("Escape")
+        assert fresh.evaluate("[...document.querySelectorAll('.bar')].every((b) => b.tabIndex === -1)")
+        values = fresh.evaluate("[...document.querySelectorAll('.bar')].map((b) => b.textContent)")
+        accuracies = [float(re.search(r"([\d.]+) %", v).group(1)) for v in values]
+        assert accuracies == sorted(accuracies) and len(accuracies) == 2  # worst first
+        _shot(fresh, root, "view-keys-wrong-only")
+    finally:
+        fresh.context.close()
+
+
+def test_a_malformed_prediction_is_drawn_as_written_with_its_bad_cells_hatched(site, browser):
+    page, folder, _, root = site
+    rows = list(stored_rows(folder, CONFIG, "test_ood"))
+    odd = {rows[0]: [[1, 12], [3, -1]], rows[1]: [[1, 2], [3]], rows[2]: "[[1, 2], [3, 4]]"}
+    path = root / "odd.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "prediction": v}) + "\n" for k, v in odd.items()))
+    with _server(str(folder), "--predictions", str(path)) as url:
+        fresh = _open(browser, f"{url}?config={CONFIG}&split=test_ood")
+        try:
+            drawn = fresh.evaluate("""[...document.querySelectorAll('article.row')].slice(0, 3).map((row) => {
+                const item = row.querySelector('.item[data-kind=written]');
+                return { bad: item ? item.querySelectorAll('i.bad').length : -1, gap: item ? item.querySelectorAll('i.gap').length : -1,
+                         json: item && item.querySelector('.json') ? item.querySelector('.json').textContent : null,
+                         note: item ? [...item.querySelectorAll('.note')].map((n) => n.textContent).join(' ') : '' };
+            })""")
+            assert drawn[0]["bad"] == 2 and "value outside 0-9" in drawn[0]["note"]
+            assert drawn[1]["gap"] == 1 and "ragged rows" in drawn[1]["note"]
+            assert drawn[2]["json"] == "[[1, 2], [3, 4]]" and "string" in drawn[2]["note"]
+            _shot(fresh, root, "view-malformed-predictions")
+        finally:
+            fresh.context.close()
+
+
+@pytest.fixture(scope="module")
+def carc_site(tiny_carc, browser):
+    with _server(str(tiny_carc), "--config", "carc-systematicity-1860") as url:
+        yield url
+
+
+def test_compositional_arc_s_held_out_splits_are_out_of_domain(carc_site, browser, tmp_path):
+    page = _open(browser, carc_site)
+    try:
+        splits = "[...document.querySelectorAll('#split option')].map((option) => option.textContent)"
+        labels = dict(s.split(" (", 1) for s in page.evaluate(splits))
+        assert list(labels) == ["train", "validation", "test"] and labels["train"].startswith("in-domain")
+        assert labels["validation"].startswith("out-of-domain") and labels["test"].startswith("out-of-domain")
+        _settled(page, lambda: page.select_option("#domain", "out-of-domain"))
+        assert [s.split(" ")[0] for s in page.evaluate(splits)] == ["validation", "test"]
+        assert page.text_content("#message") == "" and "domain=out-of-domain" in page.url
+        ids = [row["id"] for row in page.evaluate(READ_ROWS)]
+        assert ids and all("-validation-" in name for name in ids)
+        _shot(page, tmp_path, "view-carc-out-of-domain")
+        _settled(page, lambda: page.select_option("#split", "test"))
+        assert all("-test-" in row["id"] for row in page.evaluate(READ_ROWS))
+    finally:
+        page.context.close()

@@ -122,3 +122,21 @@ def test_assets_are_only_the_shipped_page_files(served):
     server, _ = served
     shipped = {p.name for p in (Path(__file__).resolve().parents[1] / "cogen" / "view" / "static").iterdir()}
     assert set(server.assets) == shipped == {"index.html", "view.css", "view.js"}
+
+
+def test_clients_that_reset_or_drop_the_connection_leave_no_traceback(served, capfd):
+    """A browser that closes a tab mid-answer resets the connection: the server stays quiet and up."""
+    import struct
+
+    server, _ = served
+    port = server.server_address[1]
+    for sending in (b"GET /api/in", b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port, b""):
+        for _ in range(5):
+            client = socket.create_connection((HOST, port), timeout=10)
+            if sending:
+                client.sendall(sending)
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+            client.close()
+    assert _get(server, "/api/info")[0] == 200
+    captured = capfd.readouterr()
+    assert "Traceback" not in captured.err and "ConnectionResetError" not in captured.err, captured.err[:500]

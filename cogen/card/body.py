@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cogen.card._studies import shift_text
+from cogen.card.family_card import grouped_lines, markdown_table
 from cogen.card.papers import paper_link
 from cogen.card.settings import DEFAULT_SETTINGS, CardSettings
 from cogen.family import DEFAULT_FAMILY, family
@@ -68,15 +69,10 @@ def _count(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
-def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
-    align = align or ["---"] * len(header)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+def _load(ctx: CardContext) -> str:
+    from cogen.card.snippets import load_section
 
-
-def _first_config(ctx: CardContext) -> str:
-    return next(iter(ctx.manifests), "C1-1")
+    return load_section(ctx.manifests, ctx.repo_id)
 
 
 def _summary(ctx: CardContext) -> str:
@@ -104,7 +100,7 @@ def _configs_table(ctx: CardContext) -> str:
     for name, manifest in ctx.manifests.items():
         sizes = [f"{manifest['splits'][s]['rows']:,}" if s in manifest["splits"] else "–" for s in splits]
         rows.append([f"`{name}`", manifest.get("setting", ""), shift_text(manifest) or "–", *sizes])
-    return _table(["config", "study", "what changes between in-domain and out-of-domain data", *splits], rows,
+    return markdown_table(["config", "study", "what changes between in-domain and out-of-domain data", *splits], rows,
                   ["---", "---", "---"] + ["---:"] * len(splits))
 
 
@@ -117,7 +113,7 @@ def _columns(ctx: CardContext) -> str:
         record = family(ctx.manifests[configs[0]].get("family"))
         span = configs[0] if len(configs) == 1 else f"{configs[0]} … {configs[-1]}"
         rows = [[f"`{column}`", f"`{type_}`", record.column_notes.get(column, "")] for column, type_ in columns]
-        table = _table(["column", "type", "meaning"], rows)
+        table = markdown_table(["column", "type", "meaning"], rows)
         parts.append(f"{record.title} configs ({len(configs)}, `{span}`):\n\n{table}")
     return "\n\n".join(parts)
 
@@ -154,17 +150,34 @@ def _study_kinds(ctx: CardContext) -> dict[tuple[str, str], list[str]]:
 
 
 def _measures(ctx: CardContext) -> str:
-    """One paragraph per kind of study the folder holds (and none for the others), then the splits."""
+    """One paragraph per kind of study the folder holds (and none for the others), then, per family, its
+    splits (which are held out of training, from its record) and its headline metric."""
     kinds = _study_kinds(ctx)
     lines = [f"- {card_text(family_name).measures(kind, settings)}" for (family_name, kind), settings in kinds.items()]
-    splits = ("Splits: `train`, `validation` and `test` are in domain; `validation_ood` and `test_ood` are out "
-              "of domain")
-    notes = [card_text(name).splits_note for name in ctx.families() if card_text(name).splits_note]
-    if notes:
-        splits += f" ({'; '.join(notes)})"
-    lines += ["", splits + ". Exact-match accuracy is the headline metric: a prediction counts only when every "
-              "cell of the output grid, and its size, match."]
-    return "\n".join(lines) if kinds else "(no configs built yet)"
+    lines += [""] + [_family_splits(ctx, name) for name in ctx.families()]
+    return "\n".join(lines).rstrip() if kinds else "(no configs built yet)"
+
+
+def _code_list(names: list[str]) -> str:
+    quoted = [f"`{name}`" for name in names]
+    return ", ".join(quoted[:-1]) + f" and {quoted[-1]}" if len(quoted) > 1 else "".join(quoted)
+
+
+def _family_splits(ctx: CardContext, name: str) -> str:
+    """``{title} configs: splits ... in domain; ... held out of training. {headline}``"""
+    record, text = family(name), card_text(name)
+    splits = list(dict.fromkeys(s for m in _family_manifests(ctx, name) for s in m["splits"]))
+    splits = [s for s in _SPLIT_ORDER if s in splits] + [s for s in splits if s not in _SPLIT_ORDER]
+    held = [s for s in splits if record.is_held_out(s)]
+    kept = [s for s in splits if s not in held]
+    if held:
+        sentence = (f"- {record.title} configs: {_code_list(kept)} in domain; " if kept else f"- {record.title} configs: ")
+        sentence += f"{_code_list(held)} out of domain, held out of training"
+    else:
+        sentence = f"- {record.title} configs hold {_code_list(splits)}; nothing is held out of training"
+    if text.splits_note:
+        sentence += f" ({text.splits_note})"
+    return sentence + "." + (f" {text.headline}" if text.headline else "")
 
 
 def _variants(ctx: CardContext) -> str:
@@ -192,12 +205,20 @@ def _licence(ctx: CardContext) -> str:
 
 def _papers(ctx: CardContext) -> str:
     lines = [f"- {p.key}: *{p.title}*, {p.authors} ({p.venue}), [arXiv:{p.arxiv}]({p.url})" for p in ctx.papers()]
+    lines += [f"- {family(name).title}: {card_text(name).paper_note}" for name in ctx.families()
+              if card_text(name).paper_note]
     lines += [f"- {paper_link(paper)}" for paper in ctx.settings.papers or ()]
-    return "\n".join(lines) or "(none)"
+    return "\n".join(lines) or "These configs follow no published paper."
 
 
 def _citation(ctx: CardContext) -> str:
-    return "\n\n".join(paper.bibtex for paper in ctx.papers()) or "% no paper to cite for these configs"
+    """The citation section: the BibTeX of the families' papers, or what to cite when none has one."""
+    entries = "\n\n".join(paper.bibtex for paper in ctx.papers())
+    if not entries:
+        return ("## Citation\n\nNo paper behind these configs has a public version to cite yet; cite this "
+                f"repository (`{ctx.repo_id}`) and the cogen version in its manifests.")
+    return ("## Citation\n\nIf you use this data, please cite the papers whose benchmarks it reproduces:\n\n"
+            f"```bibtex\n{entries}\n```")
 
 
 def _family_sections(ctx: CardContext) -> str:
@@ -207,12 +228,18 @@ def _family_sections(ctx: CardContext) -> str:
 
 
 def _differences(ctx: CardContext) -> str:
-    from cogen.card.differences import differences_table
+    """The section on deliberate differences from the papers' reference code (none: no section)."""
+    from cogen.card.differences import differences_table, family_differences
 
     kinds: dict[str, set[str]] = {name: set() for name in ctx.families()}
     for family_name, kind in _study_kinds(ctx):
         kinds[family_name].add(kind)
-    return differences_table(kinds).rstrip("\n")
+    if not family_differences(kinds):
+        return ""
+    return ("## Differences from the reference implementations\n\nWhere cogen's data departs on purpose from "
+            "the public reference code of the papers these configs follow (a bug there, or the paper and the "
+            "code disagreeing), so that numbers compared with the papers' can be read right:\n\n"
+            + differences_table(kinds).rstrip("\n") + "\n\n")
 
 
 def _split_stats(manifest: dict, split: str) -> dict:
@@ -238,67 +265,30 @@ def _statistics(ctx: CardContext) -> str:
                         key=lambda item: -item[1])
         text = ", ".join(f"{cause} {count / total:.1%}" for cause, count in causes[:3]) if total else ""
         rows.append([f"`{name}`", *cells, f"{total:,}", text or "none", f"{totals.get('regenerated', 0):,}"])
-    return _table(["config", *(f"{s} attempts per sample" for s in splits), "attempts",
-                   "main rejection causes (share of attempts)", "regenerated (dedup)"], rows,
-                  ["---"] + ["---:"] * (len(splits) + 1) + ["---", "---:"])
-
-
-def _balance(manifest: dict) -> str:
-    spec = manifest.get("spec") or {}
-    domains = [spec.get(part) for part in ("in_domain", "out_of_domain") if spec.get(part)]
-    factors = [factor for factor in ("count", "size") if any(factor in (d.get("balance") or ()) for d in domains)]
-    labels = {"count": "object count", "size": "object sizes"}
-    return " and ".join(labels[f] for f in factors) or "–"
-
-
-def _degenerate(manifest: dict) -> str:
-    spec = manifest.get("spec") or {}
-    modes = {(spec.get(part) or {}).get("degenerate") for part in ("in_domain", "out_of_domain") if spec.get(part)}
-    return ", ".join(sorted(m for m in modes if m)) or "–"
-
-
-def _noops(ctx: CardContext) -> str:
-    from cogen.folder.stats import noop_share
-
-    splits = ctx.splits()
-    rows = []
-    for name, manifest in ctx.manifests.items():
-        if not card_text(manifest.get("family")).noop_table:
-            continue
-        shares = [noop_share(_split_stats(manifest, split)) for split in splits]
-        redraws = sum(_split_stats(manifest, split).get("size_redraws", 0) for split in splits)
-        rows.append([f"`{name}`", _degenerate(manifest), *(f"{v:.1%}" if v is not None else "–" for v in shares),
-                     _balance(manifest), f"{redraws:,}"])
-    if not rows:
-        return "(none of these configs counts no-ops)"
-    return _table(["config", "degenerate", *(f"{s} no-ops" for s in splits), "kept through retries", "size redraws"],
-                  rows, ["---", "---"] + ["---:"] * len(splits) + ["---", "---:"])
-
-
-def _grouped(ctx: CardContext, key: Callable[[dict], str]) -> list[str]:
-    groups: dict[str, list[str]] = {}
-    for name, manifest in ctx.manifests.items():
-        groups.setdefault(key(manifest), []).append(name)
-    return [f"- {value} ({len(names)} configs: {', '.join(f'`{n}`' for n in names[:3])}"
-            f"{', …' if len(names) > 3 else ''})" for value, names in groups.items()]
+    table = markdown_table(["config", *(f"{s} attempts per sample" for s in splits), "attempts",
+                    "main rejection causes (share of attempts)", "regenerated (dedup)"], rows,
+                   ["---"] + ["---:"] * (len(splits) + 1) + ["---", "---:"])
+    notes = [card_text(name).statistics_note(_family_manifests(ctx, name)) for name in ctx.families()]
+    return "\n\n".join([table, *(note.strip() for note in notes if note.strip())])
 
 
 def _versions(ctx: CardContext) -> str:
     if not ctx.manifests:
         return "- (no configs built yet)"
     lines = ["Spec:", ""]
-    lines += _grouped(ctx, _spec_origin)
+    lines += grouped_lines(list(ctx.manifests.values()), _spec_origin)
     lines += ["", "Libraries that decide the bytes:", ""]
-    lines += _grouped(ctx, lambda m: ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
-    lines += ["", "Object bank (SHA-256 of `bank.bin`):", ""]
-    lines += _grouped(ctx, lambda m: f"`{m['bank_sha256']}`" if "bank_sha256" in m else "not used (no bank objects)")
+    lines += grouped_lines(list(ctx.manifests.values()),
+                           lambda m: ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
+    for name in ctx.families():
+        lines += card_text(name).version_lines(_family_manifests(ctx, name))
     rows = [[f"`{name}`", str(m.get("seed", "")), str(m.get("generator_version", "")), f"`{m.get('fingerprint', '')}`",
              f"`{_manifest_checksum(ctx, name)}`"] for name, m in ctx.manifests.items()]
     lines += ["", "<details><summary>Config fingerprints (a digest of everything that decides a config's data: "
-              "resolved spec with sizes, seed, generator version, object bank; the full spec is in "
+              "resolved spec with sizes, seed, generator version and any data file it reads; the full spec is in "
               "<code>manifests/&lt;config&gt;.json</code>, whose SHA-256 is listed too: the manifest records the "
               "SHA-256 of every Parquet file, which <code>cogen verify</code> checks)</summary>", "",
-              _table(["config", "seed", "generator", "fingerprint", "manifest SHA-256"], rows), "", "</details>"]
+              markdown_table(["config", "seed", "generator", "fingerprint", "manifest SHA-256"], rows), "", "</details>"]
     return "\n".join(lines)
 
 
@@ -338,7 +328,7 @@ PLACEHOLDERS: dict[str, Callable[[CardContext], str]] = {
     "licence": _licence,
     "papers": _papers,
     "citation": _citation,
-    "first_config": _first_config,
+    "load": _load,
     "summary": _summary,
     "studies": _studies,
     "configs_table": _configs_table,
@@ -347,7 +337,6 @@ PLACEHOLDERS: dict[str, Callable[[CardContext], str]] = {
     "family_sections": _family_sections,
     "differences": _differences,
     "statistics": _statistics,
-    "noops": _noops,
     "versions": _versions,
 }
 

@@ -1,6 +1,7 @@
 """Render the dataset card (``README.md``) of a build folder from its manifests and ``hub_card.md``.
 
-The YAML header lists every config in the folder (``configs:``, one ``default``) with
+The YAML header lists every config in the folder (``configs:``, one ``default``: the first family's
+headline config, :func:`cogen.card.snippets.default_config`) with
 ``dataset_info`` from the real row counts — ``datasets`` checks ``num_examples`` on load, so
 they must come from the shards actually written, never from the spec.
 """
@@ -16,13 +17,13 @@ import yaml
 from cogen._resources import resource_path
 from cogen.card.settings import DEFAULT_SETTINGS, CardSettings, read_card_settings
 from cogen.errors import BuildError, os_error_text
-from cogen.folder import CARD_FILE, preview_path, read_manifests, split_pattern
+from cogen.folder import CARD_FILE, CROISSANT_FILE, preview_path, read_manifests, split_pattern
 from cogen.folder.atomic import atomic_write
 from cogen.folder.features import card_features
 from cogen.folder.ownership import check_places
 
 __all__ = ["CARD_MARKER", "card_header", "check_card_owner", "dataset_info", "folder_card_checksums",
-           "is_cogen_card", "render_card", "write_card", "write_previews"]
+           "is_cogen_card", "render_card", "render_croissant", "write_card", "write_previews"]
 
 #: An HTML comment (invisible on the Hub) that marks a README.md as written by cogen.
 CARD_MARKER = "<!-- written by cogen from manifests/*.json: edit hub_card.md and run `cogen card`, not this file -->"
@@ -63,10 +64,13 @@ def card_header(manifests: dict[str, dict], settings: CardSettings = DEFAULT_SET
     """
     from huggingface_hub import DatasetCardData
 
+    from cogen.card.snippets import default_config
+
+    default = default_config(manifests)
     configs = []
-    for position, (name, manifest) in enumerate(manifests.items()):
+    for name, manifest in manifests.items():
         entry = {"config_name": name}
-        if position == 0:
+        if name == default:
             entry["default"] = True
         entry["data_files"] = [{"split": split, "path": split_pattern(name, split)} for split in manifest["splits"]]
         configs.append(entry)
@@ -105,6 +109,15 @@ def render_card(folder: Path, repo_id: str | None = None, previews: dict[str, Pa
     template = resource_path("hub_card.md").read_text(encoding="utf-8")
     context = CardContext(manifests, folder, repo_id or REPO_PLACEHOLDER, previews, settings)
     return fill_regions(f"---\n{header}---\n\n{CARD_MARKER}\n\n{render_body(template, context)}", *previous)
+
+
+def render_croissant(folder: Path, repo_id: str | None = None, settings: CardSettings | None = None) -> str:
+    """The ``croissant.json`` text of the build folder ``folder`` (:mod:`cogen.card.croissant`): like the
+    card, from its manifests, its ``card.yaml`` (or ``settings``) and the repo id it is pushed to."""
+    from cogen.card.croissant import croissant_text
+
+    folder = Path(folder)
+    return croissant_text(read_manifests(folder), settings or read_card_settings(folder), repo_id)
 
 
 def existing_card(folder: Path) -> str:
@@ -171,7 +184,8 @@ def write_previews(folder: Path) -> dict[str, Path]:
 
 def write_card(folder: Path, previews: bool = True, force: bool = False, settings: CardSettings | None = None,
                previous: tuple[str, ...] | None = None) -> Path:
-    """(Re)write ``folder/README.md`` atomically from the manifests currently in the folder.
+    """(Re)write ``folder/README.md`` atomically from the manifests currently in the folder, and
+    ``croissant.json`` beside it (:func:`render_croissant`).
 
     With ``previews`` (the default) the preview images are brought up to date first, so the
     README, written last, only ever references complete images. A README.md that cogen did not
@@ -185,6 +199,8 @@ def write_card(folder: Path, previews: bool = True, force: bool = False, setting
         drawn = write_previews(folder) if previews else None
     except OSError as error:
         raise BuildError(f"cannot write the previews of {folder}: {os_error_text(error)}") from None
+    metadata = render_croissant(folder, settings=settings)
+    atomic_write(folder / CROISSANT_FILE, lambda temporary: temporary.write_text(metadata, encoding="utf-8"))
     path = folder / CARD_FILE
     text = render_card(folder, previews=drawn, settings=settings, previous=previous)
     atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))

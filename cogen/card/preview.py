@@ -28,8 +28,8 @@ from cogen.folder import PREVIEW_DIR, folder_manifests, preview_path
 from cogen.palette import ARC_RGB
 
 __all__ = ["PALETTE", "PREVIEW_DIR", "Band", "Preview", "caption_columns", "caption_lines", "caption_strip",
-           "card_preview", "draw_bands", "grid_columns", "preview_problem", "preview_splits", "read_bands",
-           "render_config", "render_preview",
+           "card_preview", "draw_bands", "grid_columns", "held_out_split", "preview_problem", "preview_splits",
+           "read_bands", "render_config", "render_preview",
            "stale_card_previews"]
 
 #: Bump when the drawing changes, so that card previews are redrawn.
@@ -95,17 +95,21 @@ def caption_lines(value) -> tuple[str, ...]:
     return () if value is None else (str(value),)
 
 
-def preview_splits(manifest: dict) -> tuple[str, ...]:
-    """The splits a card preview shows: the first (training) split and the out-of-domain one.
+def held_out_split(manifest: dict, splits: list[str] | None = None) -> str | None:
+    """The last of ``splits`` (default: the config's) that its family holds out of training, else the last."""
+    splits = list(manifest["splits"]) if splits is None else splits
+    record = family(manifest.get("family"))
+    held = [split for split in splits if record.is_held_out(split)]
+    return (held or splits or [None])[-1]
 
-    The out-of-domain split is ``test_ood`` when there is one, else the last split (a family
-    without out-of-domain splits may hold its held-out data in ``test``).
-    """
+
+def preview_splits(manifest: dict) -> tuple[str, ...]:
+    """The splits a card preview shows: the first (training) split and the last one held out of training
+    (its family's ``held_out_splits``), else the last split."""
     splits = [s for s, info in manifest["splits"].items() if info["rows"]]
     if not splits:
         return ()
-    ood = "test_ood" if "test_ood" in splits else splits[-1]
-    return tuple(dict.fromkeys([splits[0], ood]))
+    return tuple(dict.fromkeys([splits[0], held_out_split(manifest, splits)]))
 
 
 def read_bands(folder: Path, manifest: dict, split: str, n: int) -> list[Band]:
@@ -323,7 +327,7 @@ def render_config(folder: Path, configs: list[str] | None, split: str | None, n:
                   cell: int | None = None) -> list[Preview]:
     """``cogen render``: draw ``n`` pairs of ``split`` of each config into ``images/<config>-<split>.png``.
 
-    ``configs=None`` draws every config; ``split=None`` picks ``test_ood``, else the last split.
+    ``configs=None`` draws every config; ``split=None`` picks the last split held out of training, else the last.
     """
     from cogen.errors import UnknownNameError
 
@@ -333,7 +337,7 @@ def render_config(folder: Path, configs: list[str] | None, split: str | None, n:
         if name not in manifests:
             raise UnknownNameError("config", name, manifests)
         manifest = manifests[name]
-        chosen = split or ("test_ood" if "test_ood" in manifest["splits"] else list(manifest["splits"])[-1])
+        chosen = split or held_out_split(manifest)
         if chosen not in manifest["splits"]:
             raise UnknownNameError(f"split of {name}", chosen, manifest["splits"])
         preview = render_preview(folder, manifest, (chosen,), n, Path(images) / f"{name}-{chosen}.png", cell)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -66,7 +67,8 @@ def evaluate(
     config: ConfigOpt = None,
     split: SplitOpt = "test_ood",
     predictions: Annotated[Path | None, typer.Option("--predictions", "-p", help=option_help(
-        "eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction."))] = None,
+        "eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction; or ARC Prize's "
+        "submission.json of a `cogen export --format kaggle` (attempt_1, attempt_2: pass@1 and pass@2)."))] = None,
     json_output: JsonOpt = False,
     json_out: Annotated[Path | None, typer.Option("--json-out", help="Also write every metric to this JSON file.")] = None,
     pad: Annotated[str | None, typer.Option(help=option_help("eval", "pad"))] = None,
@@ -94,11 +96,11 @@ def evaluate(
         output_file(json_out, "--json-out")
     if markdown is not None:
         output_file(markdown, "--markdown")
-    _warn_unsafe(unsafe)
-    metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
-                           pad=_pad(pad), stubbornness=stubbornness, queries=queries, timeout=timeout,
-                           memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
-                           explain=explain or None, unsafe=unsafe or None)
+    with _unconfined_note():
+        metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
+                               pad=_pad(pad), stubbornness=stubbornness, queries=queries, timeout=timeout,
+                               memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
+                               explain=explain or None, unsafe=unsafe or None)
     _refuse_unread(metrics)
     from cogen.eval.counts import valid_counts
 
@@ -149,11 +151,11 @@ def _report_command(record: Family):
         for path, name in ((json_out, "--json-out"), (markdown, "--markdown")):
             if path is not None:
                 output_file(path, name)
-        _warn_unsafe(unsafe)
         options = {"timeout": timeout, "memory_mb": memory_mb, "workers": workers, "low_length": low_length,
                    "low_errors": low_errors, "unsafe": unsafe or None}
-        result = record.load("report")(data, predictions, split,
-                                       **{name: value for name, value in options.items() if value is not None})
+        with _unconfined_note():
+            result = record.load("report")(data, predictions, split,
+                                           **{name: value for name, value in options.items() if value is not None})
         if not json_output:
             _console.out.print(result["markdown"], markup=False, highlight=False, soft_wrap=True)
             _console.out.print(f"{sum(m['n'] for m in result['configs'].values())} predictions scored in "
@@ -169,11 +171,30 @@ for _record in FAMILIES.values():
             f"cogen eval {_record.name} -d cogen-data -p replies.jsonl --markdown report.md"))(_report_command(_record))
 
 
-def _warn_unsafe(unsafe: bool) -> None:
-    """A note that untrusted code runs without isolation because the user said so."""
-    if unsafe:
-        _console.note("running untrusted code WITHOUT isolation (--unsafe-run-untrusted-code): "
-                      "it can read and change your files")
+@contextlib.contextmanager
+def _unconfined_note():
+    """Untrusted code about to run without isolation, whatever chose it (the flag, the environment
+    variable, a library default): one note on stderr, once per command (the sandbox warns,
+    :class:`cogen.sandbox.isolation.UnconfinedWarning`)."""
+    import warnings
+
+    from cogen.sandbox.isolation import UnconfinedWarning
+
+    shown = []
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, UnconfinedWarning):
+            if not shown:
+                shown.append(message)
+                _console.note(str(message))
+        else:
+            original(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        original = warnings.showwarning
+        warnings.simplefilter("always", UnconfinedWarning)
+        warnings.showwarning = show
+        yield
 
 
 def _prompted(path: Path) -> set[str]:

@@ -38,7 +38,7 @@ def export(
                                         autocompletion=complete_formats)],
     name: Annotated[str | None, typer.Option(help="mlc: the trainer's data_file_name (files train_<name>.jsonl, ...).",
                                              show_default="the reference split script's, systematicity_seed_<seed>")] = None,
-    shots: Annotated[int | None, typer.Option(help="arc-json, families whose rows are grouped into tasks: "
+    shots: Annotated[int | None, typer.Option(help="arc-json and kaggle, families whose rows are grouped into tasks: "
                                                    "demonstration pairs per task; each task has one test pair.",
                                               show_default="3")] = None,
     columns: Annotated[str | None, typer.Option(help="parquet: column view (see --format).", show_default="cogen",
@@ -66,6 +66,8 @@ def export(
 
 
 EXAMPLES = examples("cogen export -f arc-json -d cogen-data -c C1-1 -o arc-c1-1 --shots 3",
+                    "cogen export -f kaggle -d cogen-data -c C1-1 -o kaggle-c1-1",
+                    "cogen export -f chat -d cogen-data -c C1-1 -o sft-c1-1",
                     "cogen export -f parquet -d cogen-data -c C1-1 -o c1-1-parquet --force --json")
 
 

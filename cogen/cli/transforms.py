@@ -12,7 +12,7 @@ __all__ = ["register"]
 
 
 def transforms(
-    markdown: Annotated[bool, typer.Option("--markdown", help="Print the Markdown table (README, dataset card).")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the Markdown table (docs/specs.md, dataset card).")] = False,
     examples: Annotated[bool, typer.Option("--examples", help="Print each transformation's worked example.")] = False,
 ) -> None:
     """List every transformation: token, name, family, preconditions, algebra, description."""

@@ -24,6 +24,7 @@ from typing import Any
 from cogen.errors import EvalError
 from cogen.eval._text import percent
 from cogen.eval.predictions import write_predictions
+from cogen.eval.submission import is_submission, score_submission
 from cogen.family import Evaluator, family
 from cogen.folder import SplitData, read_split
 
@@ -62,7 +63,8 @@ def expected_ids(split: SplitData, **options: Any) -> list[str]:
 
 def evaluate(data: str | Path, config: str, split: str, predictions: str | Path, rows: Collection[str] | None = None,
              **options: Any) -> dict:
-    """Score ``predictions`` (a ``.jsonl`` / ``.parquet`` file) against ``split`` of ``config``.
+    """Score ``predictions`` (a ``.jsonl`` / ``.parquet`` file, or ARC Prize's ``submission.json``:
+    :mod:`cogen.eval.submission`, pass@1 and pass@2) against ``split`` of ``config``.
 
     ``data``: a ``cogen build`` folder or a Hub dataset repo id. ``options`` are the family's
     (``None`` leaves one at its default): the ``OPTIONS`` of its evaluator, described by the
@@ -77,10 +79,12 @@ def evaluate(data: str | Path, config: str, split: str, predictions: str | Path,
     if rows is not None:
         split_data = _only_rows(split_data, set(rows))
     evaluator, given = evaluator_options(split_data, options)
-    raw = evaluator.read(predictions)
     header = {"family": split_data.family, "config": split_data.config, "split": split,
               "data": split_data.source, "predictions": str(predictions)}
-    metrics = evaluator.score(split_data, raw, **given)
+    if is_submission(predictions):
+        metrics = score_submission(evaluator, split_data, Path(predictions), given)
+    else:
+        metrics = evaluator.score(split_data, evaluator.read(predictions), **given)
     return {**header, **metrics, "seconds": round(time.perf_counter() - start, 3)}
 
 
@@ -116,6 +120,10 @@ def summary_rows(metrics: dict) -> list[tuple[str, str]]:
     rows = [("samples", f"{metrics['n']} ({metrics['n_valid']} well-formed)"),
             ("format errors", _format_errors(metrics["format_errors"]))]
     rows += [(name, percent(metrics[name])) for name in evaluator.HEADLINES]
+    if "submission" in metrics:
+        section = metrics["submission"]
+        rows += [("pass@1 (attempt_1)", percent(section["pass_at_1"])),
+                 ("pass@2 (either attempt)", percent(section["pass_at_2"]))]
     rows += evaluator.summary_rows(metrics)
     rows.append(("errors", ", ".join(f"{k} {v}" for k, v in metrics["errors"].items() if v) or "none"))
     return rows

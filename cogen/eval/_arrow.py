@@ -1,12 +1,10 @@
 """Arrow grid columns into :class:`~cogen.metrics.grids.GridStack` objects, checked on the way.
 
-``list<list<integer>>`` columns take a vectorised path (no Python object per cell); string columns
-are read as JSON text, anything else cell by cell with :func:`~cogen.metrics.grids.check_grid`.
+``list<list<integer>>`` columns take a vectorised path (no Python object per cell); anything else is
+checked cell by cell with :func:`~cogen.metrics.grids.check_grid` (a string is not a grid: ``string``).
 """
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 
@@ -16,12 +14,10 @@ __all__ = ["check_value", "is_grid_type", "stack_column"]
 
 
 def check_value(value) -> tuple[np.ndarray | None, str | None]:
-    """:func:`check_grid`, with strings read as JSON text first."""
+    """:func:`check_grid`; a string is a format error (``string``), never decoded: a grid written as JSON text
+    where a grid belongs is a double encoding the model's pipeline should not hide."""
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None, "unreadable"
+        return None, "string"
     return check_grid(value)
 
 

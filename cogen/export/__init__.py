@@ -13,7 +13,7 @@ keyword options (``name`` for ``mlc``) are the ones :func:`export` accepts for i
 
 This package holds what every format shares (:func:`export`): the temporary folder renamed into
 place (``_place``), the batches and the progress (``_source``), and ``index.json``, which lists
-every file written. The formats here are generic (``arc-json``, ``parquet``); what a family's rows
+every file written. The formats here are generic (``arc-json``, ``kaggle``, ``chat``, ``parquet``); what a family's rows
 become in them, and the formats only one family's configs take (``mlc``), are declared by the
 family's ``exporter`` module (``cogen/families/<name>/export.py``), reached through its record.
 
@@ -111,6 +111,12 @@ GENERIC_FORMATS: tuple[ExportFormat, ...] = (
     ExportFormat("arc-json", "ARC task files (<split>/<task>.json: {\"train\": [{\"input\", \"output\"}], "
                              "\"test\": [...]}), index.json tracing tasks to rows",
                  "cogen.export.arc_json:write_arc_json"),
+    ExportFormat("kaggle", "ARC Prize (Kaggle) files: <config>_<split>_challenges.json and _solutions.json, a task "
+                           "per row that holds its test pairs; `cogen eval` scores a submission.json of them (pass@2)",
+                 "cogen.export.kaggle:write_kaggle"),
+    ExportFormat("chat", "chat rows for fine-tuning (TRL's conversational formats): <split>.parquet with messages, "
+                         "prompt and completion, from the family's prompts, the answer as the assistant turn",
+                 "cogen.llm.chat:write_chat"),
     ExportFormat("parquet", "one <split>.parquet per split under a --columns view",
                  "cogen.export.parquet:write_parquet"),
 )
@@ -193,16 +199,23 @@ def _write(record: ExportFormat, source: ExportSource, folder: Path, options: Ma
     if on_disk != set(written.files):  # a writer that forgot a file would leave index.json wrong
         raise DataError(f"the {record.name} writer listed {len(written.files)} files but wrote {len(on_disk)}; "
                         "this is a bug in cogen, please report it")
-    (folder / INDEX_FILE).write_text(json.dumps(_index(record, source, options, written), indent=1) + "\n",
+    (folder / INDEX_FILE).write_text(json.dumps(_index(record, source, options, written, folder), indent=1) + "\n",
                                      encoding="utf-8")
     return written
 
 
-def _index(record: ExportFormat, source: ExportSource, options: Mapping[str, Any], written: Written) -> dict:
-    """``index.json``: what was exported from where, the format's own fields, and every file written."""
+def _index(record: ExportFormat, source: ExportSource, options: Mapping[str, Any], written: Written,
+           folder: Path) -> dict:
+    """``index.json``: what was exported from where (a local folder relative to the export's, so the index
+    names no path of this machine), the family's fields (its ``exporter``'s ``index_fields``, such as a
+    convention its rows follow), the format's own fields, and every file written."""
     from cogen._version import __version__
+    from cogen.family import family
 
     manifest = source.manifest
-    return {"format": record.name, "config": source.config, "source": str(source.data), "options": dict(options),
-            "cogen_version": __version__, "generator_version": manifest.get("generator_version"),
-            "fingerprint": manifest.get("fingerprint"), **written.index, "files": dict(sorted(written.files.items()))}
+    exporter = family(source.family).load("exporter")
+    fields = exporter.index_fields(source) if hasattr(exporter, "index_fields") else {}
+    return {"format": record.name, "config": source.config, "source": source.relative_data(folder),
+            "options": dict(options), "cogen_version": __version__, "generator_version": manifest.get("generator_version"),
+            "fingerprint": manifest.get("fingerprint"), **fields, **written.index,
+            "files": dict(sorted(written.files.items()))}

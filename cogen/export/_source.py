@@ -50,6 +50,17 @@ class ExportSource:
         names = self.splits if split is None else [split]
         return sum(int(self.manifest["splits"][name]["rows"]) for name in names)
 
+    def relative_data(self, folder: Path) -> str:
+        """Where the data came from, as an export in ``folder`` records it: a Hub repo id as it is, a local
+        folder relative to ``folder`` (an export and its data moved together still match)."""
+        import os
+
+        from cogen.folder import is_repo_id
+
+        if is_repo_id(str(self.data)):
+            return str(self.data)
+        return Path(os.path.relpath(Path(self.data).expanduser().resolve(), Path(folder).resolve())).as_posix()
+
     def files(self, split: str) -> list[Path]:
         """The local Parquet files of ``split``."""
         from cogen.folder import split_files

@@ -23,13 +23,14 @@ from pathlib import Path
 from cogen.errors import DataError
 from cogen.export import ExportSource, Written
 
-__all__ = ["ArcTask", "pair", "write_arc_json"]
+__all__ = ["ArcTask", "finish_index", "pair", "task_hook", "write_arc_json"]
 
 
 @dataclass(frozen=True)
 class ArcTask:
     """One ARC task: its number in its split (tasks may come out of order), its demonstration (``train``)
-    and ``test`` pairs, the ids of the rows it was made of, and fields for its ``index.json`` entry."""
+    and ``test`` pairs, the ids of the rows it was made of (the last one holds the test pairs), and fields
+    for its ``index.json`` entry."""
 
     number: int
     train: list[dict]
@@ -56,19 +57,19 @@ def describe() -> str:
     return "; ".join(f"{title}, {hook.__doc__.strip().splitlines()[0].rstrip('.')}" for title, hook in _takers().items())
 
 
-def _hook(source: ExportSource, options: dict):
+def task_hook(source: ExportSource, options: dict, format: str = "arc-json"):
     """The family's ``arc_tasks``, after checking that it exists and takes ``options``."""
     from cogen.family import family
 
     record = family(source.family)
     hook = getattr(record.load("exporter"), "arc_tasks", None)  # None when the family has no exporter
     if hook is None:
-        raise DataError(f"config {source.config} is a {record.title} config; the arc-json format writes "
+        raise DataError(f"config {source.config} is a {record.title} config; the {format} format writes "
                         f"{', '.join(_takers())} configs")
     accepted = list(inspect.signature(hook).parameters)[2:]
     for option in options:
         if option not in accepted:
-            raise DataError(f"--{option} does not apply to the arc-json export of {record.title} configs"
+            raise DataError(f"--{option} does not apply to the {format} export of {record.title} configs"
                             + (f" (it takes {', '.join('--' + a for a in accepted)})" if accepted else ""))
     return hook
 
@@ -99,16 +100,22 @@ def write_arc_json(source: ExportSource, folder: Path, shots: int | None = None)
     """Write every split of the config as ARC task files under ``folder/<split>/`` (``shots``: demonstration
     pairs per task, for families that group rows into tasks)."""
     options = {} if shots is None else {"shots": shots}
-    hook = _hook(source, options)
+    hook = task_hook(source, options)
     written = Written({}, {}, {"shots": shots, "rows_in_no_task": {}, "tasks": {}})
     demonstrations: set[int] = set()
     for split in source.splits:
         _write_split(source, split, hook(source, split, **options), folder, written, demonstrations)
-    if demonstrations:  # what was written, not what was asked (an episode brings its own study examples)
+    finish_index(written, demonstrations)
+    return written
+
+
+def finish_index(written: Written, demonstrations: set[int]) -> None:
+    """``shots`` as written (not as asked: an episode brings its own study examples) and the note on the rows
+    that made no task."""
+    if demonstrations:
         written.index["shots"] = demonstrations.pop() if len(demonstrations) == 1 else \
             {"min": min(demonstrations), "max": max(demonstrations)}
     left = {split: rows for split, rows in written.index["rows_in_no_task"].items() if rows}
     if left:
         written.notes.append("rows in no task (the last rows of a group, too few for a task): "
                              + ", ".join(f"{split} {rows}" for split, rows in left.items()))
-    return written

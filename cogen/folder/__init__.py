@@ -28,6 +28,7 @@ from cogen.folder.integrity import (
 from cogen.folder.journal import append_journal, clear_journal, read_journal
 from cogen.folder.layout import (
                                  CARD_FILE,
+                                 CROISSANT_FILE,
                                  DATA_DIR,
                                  MANAGED_DIRS,
                                  MANIFEST_DIR,
@@ -46,7 +47,7 @@ from cogen.folder.lock import FolderLock
 from cogen.folder.manifest import environment_versions, folder_manifests, natural_key, read_manifests, write_json_atomic
 from cogen.folder.splits import SplitData, is_dataset_folder, is_repo_id, read_split, split_files
 
-__all__ = ["atomic_write", "CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "MANIFEST_FORMAT", "PREVIEW_DIR", "STATE_DIR",
+__all__ = ["atomic_write", "CARD_FILE", "CROISSANT_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "MANIFEST_FORMAT", "PREVIEW_DIR", "STATE_DIR",
            "FolderLock", "SplitData", "append_journal", "arrow_schema", "buffer_record", "card_features", "clear_journal", "config_dir",
            "environment_versions", "file_sha256", "folder_manifests", "has_shard_records", "hf_features_dict",
            "is_dataset_folder", "is_repo_id", "journal_path", "lock_path", "manifest_path", "manifest_sha256",

@@ -22,11 +22,13 @@ from pathlib import Path
 from cogen.errors import BuildError
 from cogen.folder.names import check_name
 
-__all__ = ["CARD_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "PREVIEW_DIR", "STATE_DIR", "config_dir",
+__all__ = ["CARD_FILE", "CROISSANT_FILE", "DATA_DIR", "MANAGED_DIRS", "MANIFEST_DIR", "PREVIEW_DIR", "STATE_DIR", "config_dir",
            "inside", "journal_path", "lock_path", "manifest_path", "plan_path", "preview_path", "record_path",
            "relative", "scratch_path", "shard_relpath", "split_pattern"]
 
 CARD_FILE = "README.md"
+#: The Croissant metadata (with its responsible-AI fields) written beside the card.
+CROISSANT_FILE = "croissant.json"
 DATA_DIR = "data"
 MANIFEST_DIR = "manifests"
 PREVIEW_DIR = "previews"

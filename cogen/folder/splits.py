@@ -8,7 +8,6 @@ the one split reader of cogen: evaluation, prompts and the training loaders all 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,6 @@ from cogen.folder.layout import MANIFEST_DIR, manifest_path
 
 __all__ = ["SplitData", "is_dataset_folder", "is_repo_id", "read_split", "split_files"]
 
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 @dataclass(frozen=True)
@@ -48,8 +46,10 @@ def is_dataset_folder(source) -> bool:
 
 
 def is_repo_id(source) -> bool:
-    """True when ``source`` reads as a Hub repo id (``owner/name``) and is no local path."""
-    return isinstance(source, str) and bool(_REPO_ID.match(source)) and not Path(source).expanduser().exists()
+    """True when ``source`` reads as a Hub repo id (``owner/name``, ``hf://datasets/owner/name``) and is no local path."""
+    from cogen.folder.locate import hub_repo_id
+
+    return isinstance(source, str) and hub_repo_id(source) is not None and not Path(source).expanduser().exists()
 
 
 def read_split(source: str | Path, config: str | None, split: str,
@@ -102,7 +102,8 @@ def _hub_files(repo_id: str, config: str, split: str | None) -> tuple[dict, list
         try:
             return Path(hf_hub_download(repo_id=repo_id, filename=name, repo_type="dataset"))
         except (OSError, EntryNotFoundError, ValueError) as error:  # offline, network, auth, missing file
-            raise DataError(f"{repo_id}: cannot download {name} ({type(error).__name__}: {error})") from None
+            raise DataError(f"{repo_id}: no local folder of that name, and cannot download {name} from the Hub "
+                            f"dataset repo {repo_id} ({type(error).__name__}: {str(error).splitlines()[0]})") from None
 
     manifest = _read_manifest(fetch(f"{MANIFEST_DIR}/{config}.json"), config)
     names = [] if split is None else _split_files(manifest, split, repo_id)
@@ -113,12 +114,14 @@ def split_files(source: str | Path, config: str | None, split: str | None) -> tu
     """The manifest of ``config``, the local Parquet files of its ``split`` (downloaded from the Hub when
     ``source`` is a repo id; none when ``split`` is ``None``) and where they came from, unread: for readers
     that stream row groups instead of holding a split in memory (:func:`read_split` reads them whole)."""
-    path = Path(source).expanduser()
-    if path.is_dir():
-        return _local_files(path, config, split)
-    if is_repo_id(source) and config is not None:
-        return _hub_files(str(source), config, split)
-    raise DataError(f"{source}: neither a dataset folder nor a Hub repo id (owner/name)")
+    from cogen.folder.locate import locate_data
+
+    location = locate_data(source)
+    if isinstance(location, Path):
+        return _local_files(location, config, split)
+    if config is None:
+        raise DataError(f"{source}: a Hub dataset repo; name the config to read (--config)")
+    return _hub_files(location, config, split)
 
 
 def _columns(manifest: dict, keep) -> list[str] | None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from cogen.errors import PublishError
 from cogen.folder import (
                           CARD_FILE,
+                          CROISSANT_FILE,
                           MANAGED_DIRS,
                           MANIFEST_DIR,
                           PREVIEW_DIR,
@@ -59,6 +60,7 @@ class UploadPlan:
     configs: dict[str, dict[str, int]]
     readme: bytes = b""
     sha256: dict[str, str] = field(default_factory=dict)
+    croissant: bytes = b""
     previous_readme: str = ""
 
     @property
@@ -116,7 +118,7 @@ def upload_plan(folder: str | Path, repo_id: str | None = None, settings=None) -
     """The files of ``folder`` that a push uploads (README rendered for ``repo_id`` with the card
     ``settings``, default the folder's ``card.yaml``, keeping the user's regions of the folder's
     README.md); no network."""
-    from cogen.card import render_card
+    from cogen.card import render_card, render_croissant
 
     folder = Path(folder)
     manifests = folder_manifests(folder)
@@ -125,16 +127,18 @@ def upload_plan(folder: str | Path, repo_id: str | None = None, settings=None) -
     except OSError:
         previous = ""
     readme = render_card(folder, repo_id=repo_id, settings=settings, previous=(previous,)).encode("utf-8")
+    croissant = render_croissant(folder, repo_id=repo_id, settings=settings).encode("utf-8")
     paths = [f"{MANIFEST_DIR}/{name}.json" for name in manifests]
     paths += [f for m in manifests.values() for split in m["splits"].values() for f in split["files"]]
     paths += [f"{PREVIEW_DIR}/{name}.png" for name in manifests if preview_path(folder, name).is_file()]
     missing = [p for p in paths if not (folder / p).is_file()]
     if missing:
         raise PublishError(f"{folder} lacks {missing[0]} (and {len(missing) - 1} more); rebuild before pushing")
-    files = [UploadFile(CARD_FILE, len(readme))] + [UploadFile(p, (folder / p).stat().st_size) for p in paths]
+    files = [UploadFile(CARD_FILE, len(readme)), UploadFile(CROISSANT_FILE, len(croissant))]
+    files += [UploadFile(p, (folder / p).stat().st_size) for p in paths]
     configs = {name: {s: v["rows"] for s, v in m["splits"].items()} for name, m in manifests.items()}
     sha256 = {path: record["sha256"] for m in manifests.values() for path, record in shard_records(m).items()}
-    return UploadPlan(folder, files, configs, readme, sha256, previous)
+    return UploadPlan(folder, files, configs, readme, sha256, croissant=croissant, previous_readme=previous)
 
 
 def _keep_remote_regions(plan: UploadPlan, api, repo_id: str, remote: list[str]) -> None:
@@ -216,9 +220,10 @@ def _operations(plan: UploadPlan, remote: list[str]):
 
     local = {f.path for f in plan.files}
     deleted = sorted(p for p in remote if p.startswith(MANAGED_DIRS) and p not in local)
-    additions = [CommitOperationAdd(path_in_repo=CARD_FILE, path_or_fileobj=plan.readme)]
+    additions = [CommitOperationAdd(path_in_repo=CARD_FILE, path_or_fileobj=plan.readme),
+                 CommitOperationAdd(path_in_repo=CROISSANT_FILE, path_or_fileobj=plan.croissant)]
     additions += [CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(plan.folder / f.path))
-                  for f in plan.files if f.path != CARD_FILE]
+                  for f in plan.files if f.path not in (CARD_FILE, CROISSANT_FILE)]
     return [CommitOperationDelete(path_in_repo=p) for p in deleted] + additions, deleted
 
 

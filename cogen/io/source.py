@@ -9,9 +9,11 @@ a repo id goes through ``datasets.load_dataset``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from cogen.errors import DataError
 from cogen.folder import is_dataset_folder, read_split
+from cogen.folder.locate import locate_data
 
 __all__ = ["load_configs", "load_split", "split_table"]
 
@@ -51,8 +53,10 @@ def split_table(source, config: str | None = None, split: str = "train", keep: C
 
     if isinstance(source, pa.Table):
         return source
-    if is_dataset_folder(source):
-        return read_split(source, config, split, keep).table
+    if isinstance(source, (str, Path)):
+        source = locate_data(source)  # a folder, or a Hub repo id: told apart at once
+        if isinstance(source, Path) and is_dataset_folder(source):
+            return read_split(source, config, split, keep).table
     dataset = load_split(source, config, split)
     return dataset.with_format("arrow")[:]
 

@@ -24,6 +24,7 @@ from cogen.eval.predictions import (
     FormatReport,
     RawPredictions,
     align_predictions,
+    as_written,
     grid_baseline,
     read_predictions,
     read_records,
@@ -33,7 +34,7 @@ from cogen.folder import SplitData, read_split
 from cogen.metrics.grids import GridStack
 
 __all__ = ["GRID_BASELINES", "EvalError", "FormatReport", "GridEvaluator", "GridMatches", "GridStack", "RawPredictions",
-           "SplitData", "align_predictions", "grid_baseline", "percent", "read_predictions", "read_records",
+           "SplitData", "align_predictions", "as_written", "grid_baseline", "percent", "read_predictions", "read_records",
            "read_split", "row_ids", "stack_column", "summary_rows", "write_predictions"]
 
 

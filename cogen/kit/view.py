@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from cogen.kit.evaluate import GridEvaluator
+from cogen.kit.evaluate import GridEvaluator, as_written, row_ids
 from cogen.view.drawing import Scored, Viewer, arrow_item, grid_item, prediction_item, row_drawing, text_item
 
 __all__ = ["GridViewer", "Scored", "Viewer", "arrow_item", "grid_item", "prediction_item", "row_drawing", "text_item"]
@@ -50,16 +50,18 @@ class GridViewer:
         output = row[self.evaluator.output]
         items = [grid_item("input", row[self.evaluator.input]), arrow_item(self.title), grid_item("output", output)]
         if detail is not None:
-            items.append(prediction_item("prediction", detail[0], output, detail[1]))
+            items.append(prediction_item("prediction", detail[0], output, detail[1], detail[2]))
         return row_drawing(row["id"], self.title, [], [("input -> output", items)])
 
     def score(self, split: Any, predictions: Any) -> Scored:
         """Every row scored by exact match, as ``cogen eval`` scores it."""
-        found = self.evaluator.matches(split, self.evaluator.read(predictions))
+        raw = self.evaluator.read(predictions)
+        found = self.evaluator.matches(split, raw)
         right = found.right.astype(np.int64)
+        written = as_written(raw, row_ids(split))  # malformed predictions as written, drawn as they are
 
         def detail(k: int) -> tuple:
-            return (None if found.problems[k] else found.predictions.grid(k), found.problems[k])
+            return (None if found.problems[k] else found.predictions.grid(k), found.problems[k], written.get(k))
 
         return Scored(expected=np.ones(len(right), np.int64), correct=right,
                       errors=[() if r else ("format",) if found.problems[k] else ("wrong",) for k, r in enumerate(right)],

@@ -54,7 +54,7 @@ def extract_list(text: str, start: int = 0) -> str | None:
 def _literal(text: str):
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     try:
         return ast.literal_eval(text)

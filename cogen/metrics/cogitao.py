@@ -28,7 +28,7 @@ finds no object.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -84,12 +84,27 @@ def _pad_size(targets: GridStack, pad: tuple[int, int] | None) -> tuple[int, int
     return m, n
 
 
+#: Samples scored at a time: the boolean and integer canvases of a block stay a few MB, whatever the split's size.
+SCORE_BLOCK = 8_192
+
+
 def score_grids(predictions, targets, pad: tuple[int, int] | None = None) -> GridScores:
     """Every per-sample score of the module docstring. ``pad``: the paper's fixed ``m x n``
-    (default: the largest target height and width)."""
+    (default: the largest target height and width). Scored :data:`SCORE_BLOCK` samples at a time
+    (each sample's scores depend on it alone and the pad size)."""
     predictions, targets = as_stack(predictions), as_stack(targets)
     if len(predictions) != len(targets):
         raise EvalError(f"{len(predictions)} predictions for {len(targets)} targets")
+    if len(targets) <= SCORE_BLOCK:
+        return _score_block(predictions, targets, pad)
+    pad = _pad_size(targets, pad)
+    blocks = [_score_block(predictions.take(rows), targets.take(rows), pad)
+              for rows in np.array_split(np.arange(len(targets)), -(-len(targets) // SCORE_BLOCK))]
+    return GridScores(*(np.concatenate([getattr(b, f.name) for b in blocks]) if f.name != "pad" else pad
+                        for f in fields(GridScores)))
+
+
+def _score_block(predictions: GridStack, targets: GridStack, pad: tuple[int, int] | None) -> GridScores:
     valid = predictions.present
     p, t = align(predictions, targets)
     equal = p == t

@@ -25,7 +25,7 @@ PAD = -1
 MAX_SIDE = 64
 #: Every reason :func:`check_grid` (and the predictions readers) can give.
 REASONS = ("missing", "duplicate id", "null", "not a list", "empty", "not 2-D", "ragged rows", "non-integer value",
-           "value outside 0-9", "too large", "unreadable")
+           "value outside 0-9", "too large", "string")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from cogen.card import check_card_owner, folder_card_checksums, is_cogen_card, w
 from cogen.errors import BuildError, BuildInterrupted, os_error_text
 from cogen.family import Builder, Setting, family
 from cogen.folder import (
+                          CROISSANT_FILE,
                           MANIFEST_FORMAT,
                           FolderLock,
                           append_journal,
@@ -297,7 +298,7 @@ def _empty_folder(store: LocalStore | RemoteStore) -> None:
     :func:`_refuse_foreign_files` has made sure they hold nothing else."""
     folder = store.state
     state = folder / STATE_DIR
-    doomed = [folder / name for name in (DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, CARD_FILE)]
+    doomed = [folder / name for name in (DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, CARD_FILE, CROISSANT_FILE)]
     doomed += [path for path in (sorted(state.iterdir()) if state.is_dir() else ()) if is_state_name(path.name)]
     try:
         for path in doomed:

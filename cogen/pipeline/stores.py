@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from cogen.errors import BuildError, os_error_text
-from cogen.folder import CARD_FILE, DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, config_dir, record_problem
+from cogen.folder import CARD_FILE, CROISSANT_FILE, DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, config_dir, record_problem
 from cogen.folder.atomic import atomic_write
 from cogen.folder.layout import inside, relative
 
@@ -170,7 +170,8 @@ class RemoteStore:
             return None
 
     def push_metadata(self) -> None:
-        """Upload manifests and previews, then the card (last: it lists the configs that are whole)."""
+        """Upload manifests and previews, then ``croissant.json`` and the card (last: it lists the configs that
+        are whole)."""
         wanted = set()
         for folder in (MANIFEST_DIR, PREVIEW_DIR):
             for path in sorted((self.state / folder).glob("*")) if (self.state / folder).is_dir() else ():
@@ -180,15 +181,18 @@ class RemoteStore:
         for relpath in self._listing(MANIFEST_DIR) + self._listing(PREVIEW_DIR):
             if relpath not in wanted:
                 self.remove(relpath)
+        if (self.state / CROISSANT_FILE).is_file():
+            self.fs.pipe_file(self._path(CROISSANT_FILE), (self.state / CROISSANT_FILE).read_bytes())
         self.fs.pipe_file(self._path(CARD_FILE), (self.state / CARD_FILE).read_bytes())
 
     def clear(self) -> None:
-        """Delete every file cogen keeps at the URL (shards, manifests, previews, card): ``--force``."""
+        """Delete every file cogen keeps at the URL (shards, manifests, previews, card, croissant.json): ``--force``."""
         for folder in (DATA_DIR, MANIFEST_DIR, PREVIEW_DIR):
             try:
                 self.fs.rm(self._path(folder), recursive=True)
             except FileNotFoundError:
                 pass
+        self.remove(CROISSANT_FILE)
         self.remove(CARD_FILE)
 
     def _listing(self, folder: str) -> list[str]:

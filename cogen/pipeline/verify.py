@@ -49,6 +49,7 @@ from cogen.errors import CogenError
 from cogen.family import family
 from cogen.folder import (
                           CARD_FILE,
+                          CROISSANT_FILE,
                           arrow_schema,
                           config_dir,
                           folder_manifests,
@@ -216,8 +217,8 @@ def _config_checks(data: ConfigData, progress: Progress | None) -> list[Check]:
 def _card_check(folder: Path, manifests: dict) -> Check:
     problems = card_problems(folder, manifests)
     return Check("", "card", not problems, "; ".join(problems) or
-                 f"{len(manifests)} configs: the YAML header is the one the manifests give, and every manifest's "
-                 "SHA-256 matches")
+                 f"{len(manifests)} configs: the YAML header and croissant.json's files and records are the ones "
+                 "the manifests give, and every manifest's SHA-256 matches")
 
 
 def card_problems(folder: Path, manifests: dict[str, dict]) -> list[str]:
@@ -242,7 +243,31 @@ def card_problems(folder: Path, manifests: dict[str, dict]) -> list[str]:
     if problems:
         problems.append("the card must load what the manifests describe: rerun `cogen card` to write its header from "
                         "them")
-    return problems + _manifest_checksum_problems(folder, manifests, manifest_checksums(text))
+    return problems + _croissant_problems(folder) + _manifest_checksum_problems(folder, manifests,
+                                                                               manifest_checksums(text))
+
+
+#: The parts of ``croissant.json`` that say what a Croissant reader loads (the rest is the card's metadata).
+CROISSANT_DATA = ("distribution", "recordSet")
+
+
+def _croissant_problems(folder: Path) -> list[str]:
+    """What ``croissant.json`` says of the files and records that the one rendered from the manifests now
+    does not (its files with their SHA-256, its record sets: what ``mlcroissant`` loads)."""
+    from cogen.card.card import render_croissant
+
+    path = folder / CROISSANT_FILE
+    if path.is_symlink() or not path.is_file():
+        return [f"{CROISSANT_FILE} is missing; rerun `cogen card`"]
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return [f"{CROISSANT_FILE} is not readable JSON ({type(error).__name__}); rerun `cogen card`"]
+    fresh = json.loads(render_croissant(folder))
+    differing = [key for key in CROISSANT_DATA if not isinstance(stored, dict) or stored.get(key) != fresh.get(key)]
+    verb = "differs" if len(differing) == 1 else "differ"
+    return [f"{CROISSANT_FILE}: its {' and '.join(differing)} {verb} from what the manifests give; rerun `cogen card`"] \
+        if differing else []
 
 
 def _header_problems(header: dict, manifests: dict[str, dict]) -> list[str]:

@@ -8,20 +8,31 @@ program. At start it
   read or write its memory, descriptors or environment) and sets ``no_new_privs``;
 * loads the seccomp filter it was given for itself (:mod:`cogen.sandbox.seccomp`; its programs
   inherit it), checks in a probe child that the programs' own filter loads and that a ``fork`` and a
-  socket are refused, then answers ``{"hello": <nonce>, ...}`` on stdout.
+  socket are refused;
+* warms up (compiles and runs a small program once) and forks the **zygote**, a process that never
+  sees a job or a result: for each job it forks one fresh child, hands the server that child's two
+  pipes (over a unix socket made before the filter) and reports how the child ended. Programs are
+  forked from the zygote, never from the server, so a program's memory holds the warm-up and its own
+  job alone (the second red team's X01, X02: a program forked from the server read earlier replies'
+  outputs and sources in its inherited memory);
+* answers ``{"hello": <nonce>, ...}`` on stdout.
 
 Then it reads one JSON job per line on stdin (``nonce``, ``source``, ``inputs``, ``entry``, ``mode``,
-``cpu`` and ``wall`` seconds, ``memory`` bytes) and, for each, forks a **fresh child** that closes
-every descriptor but its result pipe (stdin, stdout and stderr on ``/dev/null``), moves to the empty
-scratch folder, sets hard limits (address space, CPU, file size, open files, no core), loads the
-programs' seccomp filter and runs the program (:func:`_run`). The child writes one line per input on its pipe:
-``R <k> <16 cells> <cpu>``, ``E <k> <kind> <cpu> <text>`` or ``P <kind> <text>`` (the whole program).
+``cpu`` and ``wall`` seconds, ``memory`` bytes) and, for each, asks the zygote for a child, writes
+the job on the child's job pipe, and supervises it. The child reads its job, closes every descriptor
+but its result pipe (stdin, stdout and stderr on ``/dev/null``), moves to the empty scratch folder,
+sets hard limits (address space, CPU, file size, open files, no core), loads the programs' seccomp
+filter and runs the program (:func:`_run`). It writes one line per input on its result pipe:
+``R <k> <16 cells>`` or ``E <k> <kind> <text>``, or ``P <kind> <text>`` for the whole program.
 
-The server watches the child's CPU time (its process CPU clock) and kills it at the ``cpu`` limit or,
-as a safety net for a program that sleeps, at the ``wall`` limit; it reads at most ``READ_LIMIT``
-bytes of its pipe, parses them strictly (:func:`_parse`; a result stamped past the CPU limit does
-not count), empties the scratch folder and answers one JSON line: ``nonce``, ``outputs``, ``reasons``,
-``fate`` (``ok``, ``cpu``, ``wall``, ``exit N``, ``signal N``), ``cpu`` and ``seconds``.
+The server watches the child's CPU time (its process CPU clock, sampled every ``TICK``) and kills
+it at the ``cpu`` limit or, as a safety net for a program that sleeps, at the ``wall`` limit. Only
+what the child wrote while the server *saw* its CPU time within the limit counts (its own clock, not
+a stamp the program could forge: P03); the rest, and every input without a result, is a ``time
+limit`` when the CPU limit was passed. It reads at most ``READ_LIMIT`` bytes, parses them strictly
+(:func:`_parse`: short ASCII indices only, P04/P05), empties the scratch folder and answers one JSON
+line: ``nonce``, ``outputs``, ``reasons``, ``fate`` (``ok``, ``cpu``, ``wall``, ``exit N``,
+``signal N``), ``cpu`` and ``seconds``.
 """
 
 import builtins
@@ -31,9 +42,11 @@ import io
 import json
 import math
 import os
+import re
 import resource
 import select
 import signal
+import socket
 import sys
 import time
 
@@ -54,6 +67,9 @@ class Server:
     def __init__(self, config):
         self.config = config
         self.scratch = config["scratch"]
+        self.sockets = None  # the socket pair of the server and the zygote, made before the filter
+        self.control = None  # the server's end of it
+        self.zygote = None  # the zygote's pid
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.buffers = []
         self.own, self.program = (self.filter(bytes.fromhex(config[key])) for key in ("seccomp", "seccomp_child"))
@@ -180,7 +196,7 @@ def _text(error):
 
 def _run(job, write_fd):
     """Run the program on every input and write its results (see the module docstring)."""
-    write, clock = os.write, time.process_time
+    write = os.write
 
     def emit(line):
         try:
@@ -205,21 +221,21 @@ def _run(job, write_fd):
         emit("P raised " + _text(error))
         return
     runner = _script if job["mode"] == "script" else _call
-    runner(job, code, capture, emit, lambda k, value: _result(emit, clock, k, value, capture))
+    runner(job, code, capture, emit, lambda k, value: _result(emit, k, value, capture))
 
 
-def _result(emit, clock, k, value, capture):
+def _result(emit, k, value, capture):
     """Emit input ``k``'s result: a returned grid, else a printed one when nothing was returned."""
     if isinstance(value, BaseException):
-        emit(f"E {k} raised {clock():.6f} {_text(value)}")
+        emit(f"E {k} raised {_text(value)}")
         return
     cells = _cells(value)
     if cells is None and value is None:
         cells = _cells(capture.text())
     if cells is None:
-        emit(f"E {k} form {clock():.6f} -")
+        emit(f"E {k} form -")
     else:
-        emit(f"R {k} {cells} {clock():.6f}")
+        emit(f"R {k} {cells}")
 
 
 def _call(job, code, capture, emit, result):
@@ -256,8 +272,21 @@ def _script(job, code, capture, emit, result):
         result(k, value)
 
 
-def _child(server, job, write_fd):
+def _read_job(fd):
+    """The job the server wrote on this child's own pipe (the server closes it after one job)."""
+    parts = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        parts.append(chunk)
+    os.close(fd)
+    return json.loads(b"".join(parts))
+
+
+def _child(server, job_fd, write_fd):
     try:
+        job = _read_job(job_fd)
         _enter(server, job, write_fd)
     except BaseException:
         os._exit(3)
@@ -265,13 +294,75 @@ def _child(server, job, write_fd):
     os._exit(0)
 
 
+# ---------------------------------------------------------------- the zygote
+def _zygote(server, control):
+    """Fork one child per request of the server and report how it ended; never read a job or a result.
+
+    The child gets two fresh pipes (its job, its results); the zygote sends the server their other
+    ends (``SCM_RIGHTS``) with the child's pid, closes its copies, waits for the child and sends
+    ``<wait status> <CPU seconds>``."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    keep = sorted({2, control.fileno()})
+    os.closerange(3, keep[-1])
+    os.closerange(keep[-1] + 1, 1 << 16)
+    while True:
+        try:
+            request = control.recv(16)
+        except OSError:
+            request = b""
+        if not request:
+            os._exit(0)
+        job_r, job_w = os.pipe()
+        result_r, result_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                os.close(job_w)
+                os.close(result_r)
+                _child(server, job_r, result_w)
+            finally:
+                os._exit(3)
+        os.close(job_r)
+        os.close(result_w)
+        try:
+            socket.send_fds(control, [b"%d" % pid], [job_w, result_r])
+        finally:
+            os.close(job_w)
+            os.close(result_r)
+        _, status, usage = os.wait4(pid, 0)
+        control.send(b"%d %.6f" % (status, usage.ru_utime + usage.ru_stime))
+
+
+def _start_zygote(server):
+    """Fork the zygote (after the warm-up, before any job); the server keeps its end of the socket."""
+    control, other = server.sockets
+    pid = os.fork()
+    if pid == 0:
+        try:
+            control.close()
+            _zygote(server, other)
+        finally:
+            os._exit(4)
+    other.close()
+    server.control, server.zygote = control, pid
+
+
+def _stop_zygote(server):
+    """End the zygote and reap it, so that the CPU time of every program is accounted to the scorer."""
+    server.control.close()
+    os.waitpid(server.zygote, 0)
+
+
 # ---------------------------------------------------------------- the server
 def _cpu_of(pid):
-    """CPU seconds of a child so far, from its process CPU clock (no /proc needed)."""
+    """CPU seconds of a child so far, from its process CPU clock (no /proc needed); None once it is gone."""
     try:
         return time.clock_gettime(((~pid) << 3) | 2)
     except OSError:
-        return 0.0
+        return None
 
 
 def _read(fd, data):
@@ -292,36 +383,47 @@ def _drain(fd, data):
             return data, open_pipe
 
 
-def _supervise(read_fd, pid, job):
-    """Collect the child's output until it exits or passes a limit: ``(data, fate, cpu seconds)``. The
-    server wakes when the child ends, or every ``TICK`` to read its pipe and check its clocks."""
-    started, fate, data, open_pipe = time.monotonic(), None, b"", True
-    handle = os.pidfd_open(pid)
+def _supervise(read_fd, pid, handle, job):
+    """Collect the child's output until it ends or passes a limit: ``(data, accepted, fate)``.
+
+    The server wakes when the child ends (its pidfd ``handle``), or every ``TICK`` to read its pipe and
+    then sample its CPU clock: what was read before a sample within the limit was written within it
+    (``accepted`` bytes)."""
+    started, fate, data, accepted, open_pipe = time.monotonic(), None, b"", 0, True
     os.set_blocking(read_fd, False)
-    try:
-        while not select.select([handle], [], [], TICK)[0]:
-            if open_pipe:
-                data, open_pipe = _drain(read_fd, data)
-            if _cpu_of(pid) > job["cpu"]:
-                fate = "cpu"
-            elif time.monotonic() - started > job["wall"]:
-                fate = "wall"
-            if fate is not None:
-                os.kill(pid, signal.SIGKILL)
-                break
-    finally:
-        os.close(handle)
+    while not select.select([handle], [], [], TICK)[0]:
+        if open_pipe:
+            data, open_pipe = _drain(read_fd, data)
+        cpu = _cpu_of(pid)
+        if cpu is not None and cpu <= job["cpu"]:
+            accepted = len(data)
+        if cpu is not None and cpu > job["cpu"]:
+            fate = "cpu"
+        elif time.monotonic() - started > job["wall"]:
+            fate = "wall"
+        if fate is not None:
+            signal.pidfd_send_signal(handle, signal.SIGKILL)
+            break
     if open_pipe:  # whatever the child wrote before it ended
         data, open_pipe = _drain(read_fd, data)
-    _, status, usage = os.wait4(pid, 0)
-    cpu = usage.ru_utime + usage.ru_stime
-    if fate is None:
-        if os.WIFSIGNALED(status):
-            number = os.WTERMSIG(status)
-            fate = "cpu" if number in (signal.SIGXCPU, signal.SIGKILL) and cpu >= job["cpu"] else f"signal {number}"
-        else:
-            fate = "ok" if os.WEXITSTATUS(status) == 0 else f"exit {os.WEXITSTATUS(status)}"
-    return data, fate, cpu
+    return data, accepted, fate
+
+
+def _reaped(server):
+    """The child's wait status and CPU seconds, as the zygote reports them once it has reaped it."""
+    status, cpu = server.control.recv(64).split()
+    return int(status), float(cpu)
+
+
+def _fate(fate, status, cpu, job):
+    if fate is not None:
+        return fate
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        return "cpu" if number in (signal.SIGXCPU, signal.SIGKILL) and cpu >= job["cpu"] else f"signal {number}"
+    if cpu > job["cpu"]:
+        return "cpu"
+    return "ok" if os.WEXITSTATUS(status) == 0 else f"exit {os.WEXITSTATUS(status)}"
 
 
 def _clean(text, limit=160):
@@ -336,37 +438,31 @@ def _exception(text):
     return _clean(f"{name}: {message}")
 
 
-def _stamp(text, limit):
-    try:
-        value = float(text)
-    except ValueError:
-        return False
-    return 0 <= value <= limit
+_LINE = re.compile(r"(?:([RE]) ([0-9]{1,3}) (?:([.*]{16})|(raised|form) (.*))|P (raised|noentry) (.*))", re.S)
 
 
 def _parse(data, job):
-    """Outputs and reasons per input from the child's lines; malformed lines are ignored."""
+    """Outputs and reasons per input from the child's lines (the first line for an input wins); lines
+    that do not match the grammar exactly are ignored."""
     count = len(job["inputs"])
     outputs, reasons, program = [None] * count, [None] * count, None
     for line in data.decode("utf-8", "replace").split("\n"):
-        parts = line.split(" ", 4)
-        if parts[0] == "P" and len(parts) >= 3 and program is None:
-            program = ("program failed: " + _exception(" ".join(parts[2:])) if parts[1] == "raised"
-                       else f"no function {job['entry']}(s)")
+        found = _LINE.fullmatch(line)
+        if found is None:
             continue
-        if parts[0] not in ("R", "E") or len(parts) < 4 or not parts[1].isdigit() or int(parts[1]) >= count:
+        kind, index, cells, error, text, whole, whole_text = found.groups()
+        if whole is not None:
+            if program is None:
+                program = ("program failed: " + _exception(whole_text) if whole == "raised"
+                           else f"no function {job['entry']}(s)")
             continue
-        k = int(parts[1])
-        if outputs[k] is not None or reasons[k] is not None:
+        k = int(index)
+        if k >= count or outputs[k] is not None or reasons[k] is not None:
             continue
-        if parts[0] == "R" and len(parts[2]) == 16 and set(parts[2]) <= set(".*"):
-            if _stamp(parts[3], job["cpu"]):
-                outputs[k] = parts[2]
-            else:
-                reasons[k] = "time limit"
-        elif parts[0] == "E" and parts[2] in KINDS and len(parts) == 5:
-            reasons[k] = "time limit" if not _stamp(parts[3], job["cpu"]) else (
-                "wrong output form" if parts[2] == "form" else _exception(parts[4]))
+        if kind == "R" and cells is not None:
+            outputs[k] = cells
+        elif kind == "E" and error is not None:
+            reasons[k] = "wrong output form" if error == "form" else _exception(text)
     return outputs, reasons, program
 
 
@@ -377,39 +473,77 @@ def _answer(job, data, fate, cpu, seconds):
     outputs, reasons, program = _parse(data, job)
     for k in range(len(outputs)):
         if outputs[k] is None and reasons[k] is None:
-            reasons[k] = program or _FATES.get(fate) or f"no result ({fate})"
+            reasons[k] = _FATES.get(fate) if fate in _FATES else program or f"no result ({fate})"
     return {"nonce": job["nonce"], "outputs": outputs, "reasons": reasons, "fate": fate,
             "cpu": round(cpu, 4), "seconds": round(seconds, 4)}
 
 
 def _empty(folder):
-    """Remove everything a program left in the scratch folder (it may have locked folders or linked
-    elsewhere: links are removed, never followed)."""
+    """Remove everything a program left in the scratch folder: folders it locked are unlocked, links
+    are removed and never followed, and any depth is walked with one open folder at a time (names,
+    not paths, so no path grows too long)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     os.chmod(folder, 0o700)
-    for entry in os.scandir(folder):
-        if entry.is_dir(follow_symlinks=False):
-            _empty(entry.path)
-            os.rmdir(entry.path)
-        else:
-            os.unlink(entry.path)
+    fd, names = os.open(folder, flags), []
+    try:
+        while True:
+            inner = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        inner = entry.name
+                        break
+                    os.unlink(entry.name, dir_fd=fd)
+            if inner is not None:
+                os.chmod(inner, 0o700, dir_fd=fd)
+                deeper = os.open(inner, flags, dir_fd=fd)
+                os.close(fd)
+                fd = deeper
+                names.append(inner)
+            elif names:
+                parent = os.open("..", flags, dir_fd=fd)
+                os.close(fd)
+                fd = parent
+                os.rmdir(names.pop(), dir_fd=fd)
+            else:
+                return
+    finally:
+        os.close(fd)
+
+
+def _send(fd, payload):
+    """Write the whole job on the child's job pipe (the child reads it at once; a child that is already
+    gone gets nothing and has no result)."""
+    view = memoryview(payload)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+#: What of a job the child gets (the nonce and the wall-clock limit stay with the server).
+_FOR_CHILD = ("source", "inputs", "entry", "mode", "cpu", "memory")
 
 
 def _one(server, job):
-    read_fd, write_fd = os.pipe()
     started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(read_fd)
-            _child(server, job, write_fd)
-        finally:
-            os._exit(3)
-    os.close(write_fd)
+    server.control.send(b"run")
+    message, fds, _, _ = socket.recv_fds(server.control, 64, 2)
+    pid, (job_w, read_fd) = int(message), fds
+    handle = os.pidfd_open(pid)  # before the job: until it has its job, the child cannot end
     try:
-        data, fate, cpu = _supervise(read_fd, pid, job)
+        _send(job_w, json.dumps({key: job[key] for key in _FOR_CHILD}).encode("utf-8"))
+        data, accepted, fate = _supervise(read_fd, pid, handle, job)
     finally:
         os.close(read_fd)
-    return _answer(job, data, fate, cpu, time.monotonic() - started)
+        os.close(handle)
+    status, cpu = _reaped(server)
+    if cpu <= job["cpu"]:
+        accepted = len(data)
+    return _answer(job, data[:accepted], _fate(fate, status, cpu, job), cpu, time.monotonic() - started)
 
 
 def _serve(server):
@@ -457,10 +591,13 @@ def main(argv):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.path.extend(config["paths"])
     server = Server(config)
+    server.sockets = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # before the filter refuses sockets
     report = server.harden()
     _warm_up()
+    _start_zygote(server)
     _reply({"hello": config["hello"], **report})
     _serve(server)
+    _stop_zygote(server)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,12 @@ Chosen once per :class:`cogen.sandbox.sandbox.Sandbox` by :func:`choose`:
   ``no_new_privs``, a new session and no further user namespaces; it is process 1 of its PID
   namespace (when it ends, the kernel ends everything in it) and it dies with the scorer. Its
   file system holds only the system's shared libraries (``/usr/lib*``), the Python installation and
-  its ``site-packages`` (read-only), a ``/dev`` of null, zero, random and urandom (read-only), and an
-  empty 8 MB ``/tmp`` that is the working folder and is emptied after every program: no ``/proc``,
-  no ``/etc`` (but the loader cache), no home folder, no dataset, no replies file.
+  its ``site-packages`` (read-only), bubblewrap's minimal ``/dev`` (read-only), and one writable
+  place, the **scratch**: an empty 8 MB tmpfs that is the working folder and ``TMPDIR``, emptied after
+  every program (:func:`scratch_mount` puts it at ``/tmp``, or elsewhere when a bound folder lives
+  under ``/tmp``, so a virtual environment anywhere stays visible). The root itself is remounted
+  read-only: no ``/proc``, no ``/etc`` (but the loader cache), no home folder, no dataset, no replies
+  file, and nothing a program writes outside the scratch.
 * **none** (``--unsafe-run-untrusted-code``, or ``COGEN_UNSAFE_RUN_UNTRUSTED_CODE=1``): the same fork
   server without namespaces (resource limits and the seccomp filter still apply when the kernel has
   them). A program can then read and change what the user can; only for programs one trusts.
@@ -29,18 +32,25 @@ from pathlib import Path
 
 from cogen.errors import EvalError
 
-__all__ = ["UNSAFE_ENV", "Isolation", "IsolationUnavailable", "bwrap_command", "choose", "unsafe_requested"]
+__all__ = ["UNSAFE_ENV", "Isolation", "IsolationUnavailable", "UnconfinedWarning", "bwrap_command", "choose",
+           "scratch_mount", "unsafe_requested"]
 
 #: Setting this environment variable to ``1`` opts out of isolation, like ``--unsafe-run-untrusted-code``.
 UNSAFE_ENV = "COGEN_UNSAFE_RUN_UNTRUSTED_CODE"
 #: The in-sandbox user and group ids (mapped to the scorer's own).
 SANDBOX_ID = "1000"
-#: Size of the scratch ``/tmp``.
+#: Size of the scratch (a tmpfs: what a program writes there is memory, bounded by this).
 SCRATCH_BYTES = 8 << 20
+#: Where the scratch is mounted: the first of these under which (and above which) no folder is bound.
+SCRATCH_PLACES = ("/tmp", "/scratch", "/cogen-scratch")
 _HOW = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and "
         "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)"
         ", or pass --unsafe-run-untrusted-code (COGEN_UNSAFE_RUN_UNTRUSTED_CODE=1) to run programs unconfined, "
         "only if you trust them")
+
+
+class UnconfinedWarning(UserWarning):
+    """Programs will run without kernel isolation (the user opted out); the CLI prints it as one line."""
 
 
 class IsolationUnavailable(EvalError):
@@ -56,9 +66,10 @@ class Isolation:
     and how to start a server."""
 
     name: str
-    seccomp: tuple[bytes, bytes] = (b"", b"")
+    seccomp: tuple[bytes, bytes] = field(default=(b"", b""), repr=False)
     bwrap: str | None = None
     paths: tuple[str, ...] = field(default_factory=tuple)
+    scratch: str = "/tmp"
 
     @property
     def confined(self) -> bool:
@@ -68,7 +79,7 @@ class Isolation:
     def command(self, server: list[str], environment: dict[str, str]) -> list[str]:
         """The command line that starts a fork server (``server``: the interpreter and its arguments)
         with exactly ``environment`` (bubblewrap clears the scorer's)."""
-        return bwrap_command(self.bwrap, server, self.paths, environment) if self.confined else server
+        return bwrap_command(self.bwrap, server, self.paths, environment, self.scratch) if self.confined else server
 
 
 def unsafe_requested(unsafe: bool | None) -> bool:
@@ -100,29 +111,54 @@ def _inside(path: str, parents: list[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") for p in parents)
 
 
-def bwrap_command(bwrap: str, server: list[str], sites: tuple[str, ...] = (),
-                  environment: dict[str, str] | None = None) -> list[str]:
-    """bubblewrap's command line around ``server`` (see the module docstring for what it confines)."""
+def _bound(sites: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """bubblewrap's bind arguments, and every folder they bind."""
     executable, prefix, _ = python_paths()
-    binds, bound = _system_binds(), ["/usr/lib", "/usr/lib64"]
+    binds, bound = _system_binds(), ["/usr/lib", "/usr/lib64", "/lib", "/lib64", "/lib32", "/libx32", "/usr/lib32",
+                                     "/etc/ld.so.cache"]
     for path in (prefix, os.path.dirname(executable), *sites):
         if not _inside(path, bound):
             binds += ["--ro-bind", path, path]
             bound.append(path)
+    return binds, bound
+
+
+def scratch_mount(sites: tuple[str, ...] = ()) -> str:
+    """Where the scratch goes: the first of :data:`SCRATCH_PLACES` with no bound folder under it (a
+    virtual environment under ``/tmp`` would otherwise be hidden by the scratch, E11 of the second red
+    team) and none above it."""
+    _, bound = _bound(sites)
+    for place in SCRATCH_PLACES:
+        if not any(_inside(path, [place]) or _inside(place, [path]) for path in bound):
+            return place
+    raise IsolationUnavailable(f"every place for the scratch ({', '.join(SCRATCH_PLACES)}) holds a bound folder")
+
+
+def bwrap_command(bwrap: str, server: list[str], sites: tuple[str, ...] = (),
+                  environment: dict[str, str] | None = None, scratch: str = "/tmp") -> list[str]:
+    """bubblewrap's command line around ``server`` (see the module docstring for what it confines): the
+    binds, ``/dev``, the scratch, then the root remounted read-only (the scratch is its own mount)."""
+    binds, _ = _bound(sites)
     return [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", SANDBOX_ID, "--gid", SANDBOX_ID,
             "--die-with-parent", "--as-pid-1", "--new-session", "--cap-drop", "ALL", "--clearenv",
             *[a for name, value in (environment or {}).items() for a in ("--setenv", name, value)], *binds,
-            "--dev", "/dev", "--remount-ro", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",
-            "--chdir", "/tmp", "--", *server]
+            "--dev", "/dev", "--remount-ro", "/dev", "--size", str(SCRATCH_BYTES), "--tmpfs", scratch,
+            "--remount-ro", "/", "--chdir", scratch, "--", *server]
 
 
 def choose(unsafe: bool | None = None) -> Isolation:
     """The isolation of this run: bubblewrap with the seccomp filter, or ``none`` when the user opted
-    out; :class:`IsolationUnavailable` when neither. (Whether bubblewrap can create namespaces here is
-    learnt when the first server starts: :meth:`cogen.sandbox.sandbox.Sandbox.__enter__`.)"""
+    out (with an :class:`UnconfinedWarning` that says what chose it); :class:`IsolationUnavailable`
+    when neither. (Whether bubblewrap can create namespaces here is learnt when the first server
+    starts: :meth:`cogen.sandbox.sandbox.Sandbox.__enter__`.)"""
     from cogen.sandbox.seccomp import SeccompUnavailable, compile_filters
 
     if unsafe_requested(unsafe):
+        import warnings
+
+        chose = "unsafe=True (--unsafe-run-untrusted-code)" if unsafe else f"{UNSAFE_ENV}=1 in the environment"
+        warnings.warn(UnconfinedWarning(f"running untrusted code WITHOUT isolation ({chose}): "
+                                        "it can read and change your files"), stacklevel=3)
         try:
             return Isolation("none", compile_filters())
         except (SeccompUnavailable, OSError):
@@ -136,7 +172,8 @@ def choose(unsafe: bool | None = None) -> Isolation:
         seccomp = compile_filters()
     except SeccompUnavailable as error:
         raise IsolationUnavailable(f"no seccomp filter: {error}") from None
-    return Isolation("bubblewrap", seccomp, bwrap, python_paths()[2])
+    sites = python_paths()[2]
+    return Isolation("bubblewrap", seccomp, bwrap, sites, scratch_mount(sites))
 
 
 def scratch_folder() -> Path:

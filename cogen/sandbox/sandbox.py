@@ -2,10 +2,12 @@
 
 A :class:`Sandbox` starts ``workers`` fork servers (:mod:`cogen.sandbox._child`), each
 confined by the kernel as :mod:`cogen.sandbox.isolation` chooses (bubblewrap namespaces, a
-read-only view of the Python installation, no network, no ``/proc``), or unconfined when the user
-opts out. A server never runs model code itself: each program runs in a **fresh child** forked from
-it, which cannot touch the server (the server is non-dumpable, and the seccomp filter of
-:mod:`cogen.sandbox.seccomp` refuses signals, ``ptrace``, new processes and sockets in the child).
+read-only root and one bounded scratch, no network, no ``/proc``), or unconfined when the user
+opts out. A server never runs model code itself: each program runs in a **fresh child** of the
+server's zygote, a process forked before the first job that never sees a job or a result, so no
+program can read another's; the child cannot touch the server or the zygote (both are non-dumpable,
+and the seccomp filter of :mod:`cogen.sandbox.seccomp` refuses signals, ``ptrace``, new tasks and
+sockets in the child).
 
 The limits count **CPU time** (``timeout`` seconds for all 16 inputs, from the child's own CPU clock),
 so a busy machine does not turn a pass into a timeout; a wall-clock limit of
@@ -13,7 +15,10 @@ so a busy machine does not turn a pass into a timeout; a wall-clock limit of
 program does (loop, allocate, crash, print, exit, attack), the sandbox answers a :class:`RunResult`
 with a reason for every input that has no well-formed output, and the server's answers are checked
 by :mod:`cogen.sandbox.protocol` (a nonce per job, types and sizes): a worker that answers anything
-else is ended, that one job is a ``sandbox failure``, and a fresh worker takes the next.
+else is ended, that one job is a ``sandbox failure``, and a fresh worker takes the next. No failure
+of one job ends the run: any exception while running it (``OSError`` included, such as a fork
+refused by a full process table) makes that job a ``sandbox failure``, and a worker that will not
+restart is retried with a back-off (:data:`RESTART_DELAYS`) at the next job.
 
 Accepted outputs (decision 2): a string of 4 lines of 4 ``.``/``*`` characters, a list of 4 such
 strings, or a 4x4 list of one-character strings, returned or, when the function returns nothing,
@@ -30,9 +35,10 @@ import select
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 from cogen.errors import EvalError
@@ -50,6 +56,8 @@ DEFAULT_MEMORY_MB = 256
 WALL_FACTOR, WALL_EXTRA = 5.0, 5.0
 #: Seconds the scorer waits for an answer beyond the wall-clock limit, and for a server to start.
 _GRACE, _STARTUP = 10.0, 60.0
+#: Seconds between the tries to restart a worker (one try more than delays); then the job fails alone.
+RESTART_DELAYS = (0.05, 0.25, 1.0)
 _CHILD = Path(__file__).with_name("_child.py")
 #: The environment of every server (nothing of the scorer's: no token, no home).
 _ENVIRONMENT = {"LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
@@ -74,15 +82,20 @@ class _Worker:
         nonce = secrets.token_hex(16)
         if not self.isolation.confined and self.scratch is None:
             self.scratch = scratch_folder()
-        config = {"hello": nonce, "scratch": "/tmp" if self.isolation.confined else str(self.scratch),
-                  "paths": list(python_paths()[2]), "seccomp": self.isolation.seccomp[0].hex(),
-                  "seccomp_child": self.isolation.seccomp[1].hex()}
+        scratch = self.isolation.scratch if self.isolation.confined else str(self.scratch)
+        config = {"hello": nonce, "scratch": scratch, "paths": list(python_paths()[2]),
+                  "seccomp": self.isolation.seccomp[0].hex(), "seccomp_child": self.isolation.seccomp[1].hex()}
         server = [python_paths()[0], "-S", "-s", "-P", "-c", _CHILD.read_text(encoding="utf-8"), json.dumps(config)]
-        self.log = tempfile.TemporaryFile()
+        environment = {**_ENVIRONMENT, "TMPDIR": scratch}
         self.buffer = b""
-        self.process = subprocess.Popen(self.isolation.command(server, _ENVIRONMENT), stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self.log, env=_ENVIRONMENT,
-                                        cwd=self.scratch or "/", start_new_session=True)
+        self.log = tempfile.TemporaryFile()
+        try:
+            self.process = subprocess.Popen(self.isolation.command(server, environment), stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=self.log, env=environment,
+                                            cwd=self.scratch or "/", start_new_session=True)
+        except BaseException:
+            self.stop()
+            raise
         return nonce
 
     def greet(self, nonce: str) -> None:
@@ -104,6 +117,19 @@ class _Worker:
 
     def start(self) -> None:
         self.greet(self.launch())
+
+    def restart(self) -> None:
+        """A fresh server in place of this one, tried again after each of :data:`RESTART_DELAYS` when it
+        will not start (a full process table, a server that dies at once); raises the last failure."""
+        for delay in (*RESTART_DELAYS, None):
+            self.stop()
+            try:
+                self.start()
+                return
+            except (OSError, EvalError):
+                if delay is None:
+                    raise
+                time.sleep(delay)
 
     def stderr(self) -> str:
         from cogen.safe_text import clean
@@ -170,8 +196,7 @@ class _Worker:
 
     def run(self, sent: dict, entry: str | None) -> RunResult:
         if not self.ready():
-            self.stop()
-            self.start()
+            self.restart()
         try:
             self.process.stdin.write(json.dumps(sent).encode("utf-8") + b"\n")
             self.process.stdin.flush()
@@ -192,8 +217,10 @@ class Sandbox:
 
     ``timeout`` is CPU seconds per program (16 inputs), ``memory_mb`` its address space, ``function``
     the function the prompt asks for. ``unsafe`` opts out of isolation (default: the environment
-    variable ``COGEN_UNSAFE_RUN_UNTRUSTED_CODE``); without it, a machine with no isolation raises
-    :class:`cogen.sandbox.isolation.IsolationUnavailable`.
+    variable ``COGEN_UNSAFE_RUN_UNTRUSTED_CODE``), with an
+    :class:`cogen.sandbox.isolation.UnconfinedWarning`; without it, a machine with no isolation raises
+    :class:`cogen.sandbox.isolation.IsolationUnavailable`. ``isolation`` names the one chosen
+    (``bubblewrap`` or ``none``) once entered.
 
     >>> with Sandbox() as sandbox:                                  # doctest: +SKIP
     ...     result, = sandbox.run(["def f(s): return '....\\\\n' * 4"])
@@ -208,9 +235,9 @@ class Sandbox:
         self.timeout, self.memory, self.function = float(timeout), int(memory_mb) << 20, function
         self.unsafe = unsafe
         self.isolation: Isolation | None = None
-        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._all: list[_Worker] = []
-        self._pool: ThreadPoolExecutor | None = None
+        self._jobs: queue.SimpleQueue | None = None
+        self._threads: list[threading.Thread] = []
 
     @property
     def wall(self) -> float:
@@ -224,45 +251,65 @@ class Sandbox:
             nonces = [worker.launch() for worker in self._all]
             for worker, nonce in zip(self._all, nonces, strict=True):
                 worker.greet(nonce)
+            self._jobs = queue.SimpleQueue()
+            for k, worker in enumerate(self._all):  # every thread before the first job: none is started later
+                thread = threading.Thread(target=self._serve, args=(worker,), name=f"cogen-sandbox-{k}", daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        except (OSError, RuntimeError) as error:  # a full process or descriptor table at the start: one line
+            self.__exit__()
+            raise EvalError(f"the sandbox could not start its {self.workers} workers ({error})") from None
         except BaseException:
             self.__exit__()
             raise
-        for worker in self._all:
-            self._idle.put(worker)
-        self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="cogen-sandbox")
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        if self._jobs is not None:
+            for _ in self._threads:
+                self._jobs.put(None)
+            for thread in self._threads:
+                thread.join()
+        self._jobs, self._threads = None, []
         for worker in self._all:
             worker.close()
         self._all = []
-        self._idle = queue.SimpleQueue()
 
-    def _run_one(self, source: str, inputs: Sequence[str], entry: str | None, mode: str) -> RunResult:
-        worker = self._idle.get()
+    def _serve(self, worker: _Worker) -> None:
+        """One thread per worker: run the jobs it takes from the queue until told to stop."""
+        while (task := self._jobs.get()) is not None:
+            future, args = task
+            if future.set_running_or_notify_cancel():
+                future.set_result(self._run_one(worker, *args))
+
+    def _run_one(self, worker: _Worker, source: str, inputs: Sequence[str], entry: str | None,
+                 mode: str) -> RunResult:
+        """One job on ``worker``; whatever goes wrong (a worker that will not restart, a fork refused,
+        any exception) is this job's ``sandbox failure`` alone."""
         try:
             sent = job(source, inputs, entry, mode, self.timeout, self.wall, self.memory)
             return worker.run(sent, entry if mode == "call" else None)
-        except EvalError:  # a replacement worker failed to start: this job only
-            worker.stop()
+        except Exception:  # noqa: BLE001 - no failure of one job may end the run
+            try:
+                worker.stop()
+            except Exception:  # noqa: BLE001
+                pass
             return RunResult.failed("sandbox failure", len(inputs))
-        finally:
-            self._idle.put(worker)
 
     def submit(self, source: str, inputs: Sequence[str], entry: str | None = None,
                mode: str | None = None) -> Future:
-        """Run one program in the background: a future :class:`RunResult`. ``entry`` and ``mode`` (``call``
-        or ``script``) default to :func:`cogen.sandbox.entry.entry_point` of the source."""
-        if self._pool is None:
+        """Run one program in the background: a future :class:`RunResult` (never an exception). ``entry``
+        and ``mode`` (``call`` or ``script``) default to :func:`cogen.sandbox.entry.entry_point` of the
+        source."""
+        if self._jobs is None:
             raise RuntimeError("use the Sandbox as a context manager")
         if mode is None:
             from cogen.sandbox.entry import entry_point
 
             entry, mode = entry_point(source, self.function)
-        return self._pool.submit(self._run_one, source, list(inputs), entry, mode)
+        future: Future = Future()
+        self._jobs.put((future, (source, list(inputs), entry, mode)))
+        return future
 
     def run(self, sources: Sequence[str], inputs: Sequence[str]) -> list[RunResult]:
         """Run every program on ``inputs`` (in parallel over the workers); one result per program."""

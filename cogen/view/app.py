@@ -18,7 +18,7 @@ import numpy as np
 
 from cogen.errors import CogenError, DataError
 from cogen.family import family
-from cogen.specs.splits import OOD_SPLITS, SPLITS
+from cogen.specs.splits import SPLITS
 from cogen.view.index import FacetIndex
 from cogen.view.source import open_source
 from cogen.view.split import SplitRows
@@ -40,7 +40,7 @@ def _first_id(path: Path) -> str | None:
         for line in lines:
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: a format error
                 continue
             if isinstance(record, dict) and isinstance(record.get("id"), str):
                 return record["id"]
@@ -65,8 +65,8 @@ class _Split:
         self.manifest = app.manifest(config)
         self.viewer = family(self.manifest.get("family")).load("viewer")
         self.rows = SplitRows(app.source, self.manifest, split)
-        self.lock, self._score_lock = threading.Lock(), threading.Lock()
-        self._index = self._scored = self._score_error = None
+        self.lock, self._score_lock, self._start_lock = threading.Lock(), threading.Lock(), threading.Lock()
+        self._index = self._scored = self._score_error = self._scoring = None
 
     def index(self) -> FacetIndex:
         with self.lock:
@@ -103,7 +103,24 @@ class _Split:
                 except CogenError as error:
                     self._score_error = error
                     raise
+                finally:
+                    _release_memory()
             return self._scored
+
+    def scored_if_ready(self):
+        """The scored predictions when scoring has finished (a failure raised), else None, scoring started
+        in the background: what a request that must not wait asks."""
+        if self._scored is None and self._score_error is None:
+            self.start_scoring()
+            return None
+        return self.scored()
+
+    def start_scoring(self) -> None:
+        """Score the predictions in a background thread (once), so that no request waits for it."""
+        with self._start_lock:
+            if self._scoring is None:
+                self._scoring = threading.Thread(target=self.score_quietly, daemon=True)
+                self._scoring.start()
 
     def score_quietly(self) -> None:
         """:meth:`scored`, keeping a failure for the next request to report."""
@@ -129,7 +146,7 @@ class ViewApp:
     def start_scoring(self) -> None:
         """Score the predictions in a background thread, so that the first page need not wait for it."""
         if self.predicted:
-            threading.Thread(target=self.split_of(*self.predicted).score_quietly, daemon=True).start()
+            self.split_of(*self.predicted).start_scoring()
 
     def manifest(self, config: str) -> dict:
         """The manifest of ``config`` (read once); a clear error for an unknown config."""
@@ -179,8 +196,7 @@ class ViewApp:
         for config in self.source.configs():
             manifest = self.manifest(config)
             record = family(manifest.get("family"))
-            splits = [{"name": s, "rows": int(v.get("rows", 0)) if isinstance(v, dict) else 0,
-                       "domain": "out-of-domain" if s in OOD_SPLITS else "in-domain"}
+            splits = [{"name": s, "rows": int(v.get("rows", 0)) if isinstance(v, dict) else 0, "domain": record.domain(s)}
                       for s, v in manifest.get("splits", {}).items()]
             configs.append({"name": config, "family": record.title, "splits": splits})
         predicted = ({"config": self.predicted[0], "split": self.predicted[1], "file": self.predictions.name}
@@ -189,13 +205,16 @@ class ViewApp:
                 "predictions": predicted}
 
     def filters(self, config: str, split: str) -> dict:
-        """The split's facets with counts, and with predictions: error categories, the accuracy bar, the summary."""
+        """The split's facets with counts, and with predictions: error categories, the accuracy bars (worst
+        first), the summary; ``{"pending": true}`` while the predictions are still being scored, so that the
+        page's dataset filters work at once (it asks again)."""
         part = self.split_of(config, split)
         index = part.index()
         out = {"rows": len(index), "facets": index.options(), "predictions": None}
-        scored = part.scored()
-        if scored is not None:
-            out["predictions"] = _predictions_overview(scored, index, part.viewer.SUMMARY_FACET)
+        if (config, split) == self.predicted:
+            scored = part.scored_if_ready()
+            out["predictions"] = {"pending": True} if scored is None else \
+                _predictions_overview(scored, index, part.viewer.SUMMARY_FACET)
         return out
 
     def page(self, config: str, split: str, offset: int = 0, limit: int = 12, chosen: dict | None = None,
@@ -251,6 +270,13 @@ class ViewApp:
         return drawing
 
 
+def _release_memory() -> None:
+    """Give the memory Arrow's allocator kept from a whole split's decoding back to the system."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+
+
 def _predictions_overview(scored, index: FacetIndex, summary_facet: str | None) -> dict:
     """Error categories with counts, accuracy per value of the summary facet, and ``cogen eval``'s summary."""
     counts: dict[str, int] = {}
@@ -263,5 +289,6 @@ def _predictions_overview(scored, index: FacetIndex, summary_facet: str | None) 
         expected, correct = int(scored.expected[rows].sum()), int(scored.correct[rows].sum())
         bars.append({"value": value, "expected": expected, "correct": correct,
                      "accuracy": correct / expected if expected else None, "wrong_rows": int(scored.wrong[rows].sum())})
+    bars.sort(key=lambda bar: (bar["accuracy"] is None, bar["accuracy"] or 0.0, -bar["wrong_rows"]))  # worst first
     return {"wrong_rows": int(scored.wrong.sum()), "errors": [[name, counts[name]] for name in categories],
             "facet": summary_facet, "bars": bars, "summary": [[str(k), str(v)] for k, v in scored.summary]}

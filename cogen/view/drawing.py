@@ -4,7 +4,8 @@ A row is drawn as a dict (:func:`row_drawing`): its ``id``, a ``title`` (what th
 about, such as its transformation sequence), ``facts`` (name, value pairs) and ``panels``, each a titled strip of
 *items*: a grid (:func:`grid_item`), an arrow with a label between grids (:func:`arrow_item`),
 or a line of text (:func:`text_item`). A prediction is a grid item with the truth's size and the
-cells where it differs from the truth marked (:func:`prediction_item`). The page puts every
+cells where it differs from the truth marked (:func:`prediction_item`); a malformed one is drawn as the
+model wrote it (rows of cells, a cell that is no colour hatched; or its JSON text). The page puts every
 string it receives into the document as text, never as markup.
 
 A family's ``viewer`` (:attr:`cogen.families.Family.viewer`) is a module that satisfies
@@ -13,6 +14,7 @@ A family's ``viewer`` (:attr:`cogen.families.Family.viewer`) is a module that sa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -41,10 +43,30 @@ def text_item(label: str, text: str) -> dict:
     return {"kind": "text", "label": str(label), "text": str(text)}
 
 
-def prediction_item(label: str, prediction, truth, problem: str | None = None) -> dict:
+#: The most rows and cells a side of a malformed prediction the page draws as cells.
+MAX_DRAWN_SIDE = 64
+
+
+def _written_item(label: str, problem: str, written) -> dict:
+    """A malformed prediction as the model wrote it: rows of cells (a cell that is no colour 0-9 marked
+    ``bad``, drawn hatched, its value kept), or, when it is no list of rows, its JSON text."""
+    rows = written if isinstance(written, list) and written and all(isinstance(r, list) for r in written) else None
+    if rows is not None and len(rows) <= MAX_DRAWN_SIDE and all(len(r) <= MAX_DRAWN_SIDE for r in rows) and \
+            all(not isinstance(v, (list, dict)) for r in rows for v in r):
+        cells = [[v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 9 else None for v in r] for r in rows]
+        bad = [[i, j, json.dumps(v)[:24]] for i, r in enumerate(rows) for j, v in enumerate(r) if cells[i][j] is None]
+        return {"kind": "written", "label": str(label), "text": problem, "rows": cells, "bad": bad}
+    text = written if isinstance(written, str) else json.dumps(written)
+    return {"kind": "written", "label": str(label), "text": problem, "json": text[:2000]}
+
+
+def prediction_item(label: str, prediction, truth, problem: str | None = None, written=None) -> dict:
     """A predicted grid beside ``truth``: ``marks`` lists the ``[row, col]`` cells that differ
-    (a cell the other grid lacks counts as different); ``problem`` says why there is no grid."""
+    (a cell the other grid lacks counts as different); ``problem`` says why there is no grid, and
+    ``written`` (a malformed prediction as written) is drawn as it is."""
     if prediction is None:
+        if written is not None and problem not in (None, "missing", "null", "duplicate id"):
+            return _written_item(label, problem, written)
         return {"kind": "missing", "label": str(label), "text": problem or "no prediction"}
     cells, target = np.asarray(prediction, np.int64), np.asarray(truth, np.int64)
     marks = [[r, c] for r in range(cells.shape[0]) for c in range(cells.shape[1])

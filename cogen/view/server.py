@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 import mimetypes
 import socket
+import sys
 import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 
-from cogen.errors import CogenError
+from cogen.errors import CogenError, DataError
 from cogen.view.app import ViewApp
 from cogen.view.source import FolderSource, safe_relpath
 
@@ -48,6 +49,21 @@ def _assets() -> dict[str, bytes]:
     return {entry.name: entry.read_bytes() for entry in folder.iterdir() if entry.is_file()}
 
 
+def _required(query: dict, name: str) -> str:
+    """A parameter the request must carry (a clear 400 when it does not, never a raw ``KeyError``)."""
+    value = query.get(name, [""])[0]
+    if not value:
+        raise DataError(f"the request names no {name}")
+    return value
+
+
+def _number(one: dict, name: str, default: int) -> int:
+    try:
+        return int(one.get(name, default))
+    except ValueError:
+        raise DataError(f"{name} must be a whole number, not {one[name][:40]!r}") from None
+
+
 def _flag(query: dict, name: str) -> bool:
     return query.get(name, [""])[0] in ("1", "true", "yes")
 
@@ -60,6 +76,15 @@ class ViewServer(ThreadingHTTPServer):
     def __init__(self, app: ViewApp, port: int = 0):
         self.app, self.assets = app, _assets()
         super().__init__((HOST, port), _Handler)
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that resets or drops its connection (a closed tab, a cancelled fetch) is no error of the
+        server's: ignored in silence. Anything else is one line on stderr, never a traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        print(f"cogen view: a request from {client_address[0]} failed ({type(error).__name__}: {error})",
+              file=sys.stderr, flush=True)
 
     @property
     def url(self) -> str:
@@ -130,8 +155,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._route(path, query)
         except CogenError as error:
             self._error(HTTPStatus.BAD_REQUEST, str(error))
-        except (ValueError, KeyError) as error:
-            self._error(HTTPStatus.BAD_REQUEST, f"bad request ({type(error).__name__}: {error})")
+        except ValueError as error:
+            self._error(HTTPStatus.BAD_REQUEST, f"bad request: {error}")
 
     def _route(self, path: str, query: dict) -> None:
         if path in ("/", "/index.html"):
@@ -169,12 +194,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(self.server.app.info())
 
     def _filters(self, query: dict) -> None:
-        self._json(self.server.app.filters(query["config"][0], query["split"][0]))
+        self._json(self.server.app.filters(_required(query, "config"), _required(query, "split")))
 
     def _rows(self, query: dict) -> None:
         one = {name: values[0] for name, values in query.items()}
         chosen = {name[len("f."):]: value for name, value in one.items() if name.startswith("f.") and value}
         self._json(self.server.app.page(
-            one["config"], one["split"], offset=int(one.get("offset", 0)), limit=int(one.get("limit", 12)),
-            chosen=chosen, wrong_only=_flag(query, "wrong"), error=one.get("error") or None,
-            row_id=one.get("id") or None))
+            _required(query, "config"), _required(query, "split"), offset=_number(one, "offset", 0),
+            limit=_number(one, "limit", 12), chosen=chosen, wrong_only=_flag(query, "wrong"),
+            error=one.get("error") or None, row_id=one.get("id") or None))

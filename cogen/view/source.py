@@ -12,7 +12,7 @@ import json
 from pathlib import Path, PurePosixPath
 
 from cogen.errors import DataError
-from cogen.folder import MANIFEST_DIR, STATE_DIR, is_repo_id, natural_key
+from cogen.folder import MANIFEST_DIR, STATE_DIR, natural_key
 
 __all__ = ["FolderSource", "HubSource", "open_source", "safe_relpath"]
 
@@ -67,7 +67,8 @@ class HubSource:
         try:
             files = HfApi().list_repo_files(repo_id, repo_type="dataset")
         except Exception as error:  # offline, auth, missing repo: one line, not a traceback
-            raise DataError(f"{repo_id}: cannot list the dataset repo ({type(error).__name__}: {error})") from None
+            raise DataError(f"{repo_id}: no local folder of that name, and cannot list the Hub dataset repo {repo_id} "
+                            f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})") from None
         prefix = f"{MANIFEST_DIR}/"
         self._configs = sorted((name[len(prefix):-5] for name in files
                                 if name.startswith(prefix) and name.endswith(".json") and "/" not in name[len(prefix):]),
@@ -104,10 +105,8 @@ def _read_json(path: Path, config: str) -> dict:
 
 
 def open_source(source: str | Path) -> FolderSource | HubSource:
-    """A local dataset folder, or a Hub repo id (``owner/name``) that is no local path."""
-    path = Path(source).expanduser()
-    if path.is_dir():
-        return FolderSource(path)
-    if is_repo_id(str(source)):
-        return HubSource(str(source))
-    raise DataError(f"{source}: neither a dataset folder nor a Hub repo id (owner/name)")
+    """A local dataset folder, or a Hub repo id, told apart at once (:func:`cogen.folder.locate.locate_data`)."""
+    from cogen.folder.locate import locate_data
+
+    location = locate_data(source)
+    return FolderSource(location) if isinstance(location, Path) else HubSource(location)

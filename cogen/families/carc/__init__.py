@@ -23,6 +23,8 @@ FAMILY = Family(
     viewer="cogen.families.carc.view",
     exporter="cogen.families.carc.export",
     testing="cogen.families.carc.testing",
+    # the systematicity-aware split holds whole triplets out of training: its validation and test hold them
+    held_out_splits=("validation", "test"),
     column_notes=MappingProxyType({
         **ID_NOTE,
         "episode": "index of the episode in the generated pool",

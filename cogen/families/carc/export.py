@@ -3,6 +3,7 @@
 * ARC tasks (``arc-json``): an episode is a task already: its study examples are the demonstrations
   (12, the 3-shot configs' 3, none in the static variant), its queries the test pairs.
 * ``mlc``: the reference MLC trainer's JSONL files (:mod:`cogen.families.carc.export_mlc`).
+* ``index_fields``: every export's ``index.json`` records the rotation convention of ``rotation_type`` 8.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 
 from cogen.kit.export import ArcTask, ExportFormat, ExportSource, pair
 
-__all__ = ["COLUMN_VIEWS", "FORMATS", "arc_tasks"]
+__all__ = ["COLUMN_VIEWS", "FORMATS", "arc_tasks", "index_fields"]
 
 #: Formats only Compositional-ARC configs take.
 FORMATS = (
@@ -23,6 +24,14 @@ FORMATS = (
 COLUMN_VIEWS = ()
 
 _COLUMNS = ["id", "study_inputs", "study_outputs", "query_inputs", "query_outputs"]
+
+
+def index_fields(source: ExportSource) -> dict:
+    """What every export's ``index.json`` says of a Compositional-ARC config: which way ``rotation_type`` 8
+    turns in its rows (the paper's counter-clockwise, or the reference code's clockwise)."""
+    from cogen.carc.grammar import ROTATION_TYPE_8
+
+    return {"rotation_type_8": ROTATION_TYPE_8[(source.manifest.get("spec") or {}).get("rotation", "paper")]}
 
 
 def _pairs(inputs, outputs) -> list[dict]:

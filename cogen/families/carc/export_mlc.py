@@ -55,7 +55,7 @@ def write_mlc(source: ExportSource, folder: Path, name: str | None = None) -> Wr
     files = {f"{mode}_{name}.jsonl": _write_split(source, split, folder / f"{mode}_{name}.jsonl",
                                                   labels if split == "train" else None)
              for split, mode in SPLIT_FILES.items()}
-    record = _config_record(source, labels)
+    record = _config_record(source, labels, folder)
     (folder / f"config_{name}.json").write_text(json.dumps(record, indent=4) + "\n", encoding="utf-8")
     return Written({**files, f"config_{name}.json": 1})
 
@@ -123,7 +123,7 @@ def _batch_labels(batch) -> Iterator[str]:
         yield from (_label(t, k) for t, k in zip(types, kwargs, strict=True))
 
 
-def _config_record(source: ExportSource, labels: Counter) -> dict:
+def _config_record(source: ExportSource, labels: Counter, folder: Path) -> dict:
     """The split script's config fields, counted from the rows, and cogen's provenance."""
     from cogen.carc.grammar import ROTATION_TYPE_8
 
@@ -136,7 +136,7 @@ def _config_record(source: ExportSource, labels: Counter) -> dict:
         "num_val_samples": source.rows("validation"),
         "num_test_samples": source.rows("test"),
         "rotation_type_8": ROTATION_TYPE_8[manifest["spec"]["rotation"]],
-        "source": {"data": str(source.data), "config": manifest["config"], "kind": manifest.get("kind"),
+        "source": {"data": source.relative_data(folder), "config": manifest["config"], "kind": manifest.get("kind"),
                    "split_seed": manifest.get("split_seed"), "generator_version": manifest.get("generator_version"),
                    "fingerprint": manifest.get("fingerprint")},
     }

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from cogen.errors import EvalError
 from cogen.kit.prompts import SELECTIONS, Prompt, format_grid
 
-__all__ = ["NO_CODE_LINE", "carc_prompts", "carc_split_prompts"]
+__all__ = ["answer", "NO_CODE_LINE", "carc_prompts", "carc_split_prompts"]
 
 _CARC_HEAD = """Task Description:
 You must solve an abstract visual reasoning task by identifying geometric transformations (e.g., rotation,
@@ -108,6 +108,12 @@ def carc_prompts(split, queries: str = "first", images=None, no_code: bool = Fal
                                                     record["query_inputs"][query]))
         yield Prompt(name, _carc_prompt(record["study_inputs"], record["study_outputs"], record["study_roles"],
                                         record["query_inputs"][query], images is not None, no_code), meta)
+
+
+def answer(grid) -> str:
+    """A right reply to a query, as the prompt asks for it (``output: [[...]]``): the assistant turn of
+    ``cogen export --format chat``."""
+    return "output: " + format_grid(grid)
 
 
 def carc_split_prompts(data, split, *, queries: str | None = None, selection: str = "cogen",

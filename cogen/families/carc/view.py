@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cogen.families.carc import evaluate
-from cogen.kit.evaluate import align_predictions, summary_rows
+from cogen.kit.evaluate import align_predictions, as_written, summary_rows
 from cogen.kit.view import Scored, arrow_item, grid_item, prediction_item, row_drawing
 from cogen.metrics.carc import ERROR_CATEGORIES
 
@@ -41,7 +41,8 @@ def draw(row: dict, manifest: dict, detail: dict | None = None) -> dict:
     for j, (title, items) in enumerate(queries):
         if detail is not None and j in detail:
             found = detail[j]
-            items.append(prediction_item("prediction", found["prediction"], row["query_outputs"][j], found["problem"]))
+            items.append(prediction_item("prediction", found["prediction"], row["query_outputs"][j], found["problem"],
+                                         found.get("written")))
             title += f" ({found['category']})"
         panels.append((title, items))
     return row_drawing(row["id"], row.get("triplet") or "", facts, panels)
@@ -58,6 +59,7 @@ def score(split, predictions) -> Scored:
     queries = _queries_mode(raw)
     index = evaluate.expected_queries(split, queries)
     aligned, problems, report = align_predictions(raw, index.ids)
+    written = as_written(raw, index.ids)
     samples = evaluate.score_samples(split, aligned, index)
     metrics = {"queries": queries, **evaluate.evaluate_carc(split, aligned, report, index, samples=samples)}
     rows = split.table.num_rows
@@ -66,7 +68,7 @@ def score(split, predictions) -> Scored:
     by_row: list[dict] = [{} for _ in range(rows)]
     for k, (r, j) in enumerate(zip(index.rows.tolist(), index.numbers.tolist(), strict=True)):
         by_row[r][j] = {"prediction": None if problems[k] else aligned.grid(k), "problem": problems[k],
-                        "category": samples.categories[k]}
+                        "written": written.get(k), "category": samples.categories[k]}
     errors = [tuple(dict.fromkeys(q["category"] for q in found.values() if q["category"] != "correct"))
               for found in by_row]
     return Scored(expected=expected, correct=correct, errors=errors, detail=lambda r: by_row[r],

@@ -1,5 +1,6 @@
 """COGITAO's text for the dataset card (:data:`CARD`): what its studies measure, what changes between
-in-domain and out-of-domain data, its paper, its variants and its no-op table."""
+in-domain and out-of-domain data, its headline metric, its paper, its variants, its task-code tokens,
+what rejects a sampling attempt, its no-op table and the object bank it reads."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import re
 from types import MappingProxyType
 
 from cogen.families.cogitao.differences import DIFFERENCES
-from cogen.kit.card import FamilyCard, Paper
+from cogen.kit.card import FamilyCard, Paper, grouped_lines, markdown_table
 
-__all__ = ["CARD", "PAPER", "cogitao_shift", "measures", "study_kind", "transformations_section", "untrained_pairs"]
+__all__ = ["CARD", "PAPER", "bank_lines", "cogitao_shift", "measures", "statistics_note", "study_kind",
+           "transformations_section", "untrained_pairs"]
 
 
 def _span(values) -> str:
@@ -212,6 +214,63 @@ def transformations_section(manifests: list[dict]) -> str:
             "is the identity,\nused to pad sequences).\n\n" + markdown_table().rstrip("\n") + "\n\n")
 
 
+_SPLIT_ORDER = ("train", "validation", "test", "validation_ood", "test_ood")
+
+
+def _domains(manifest: dict) -> list[dict]:
+    spec = manifest.get("spec") or {}
+    return [spec[part] for part in ("in_domain", "out_of_domain") if spec.get(part)]
+
+
+def _balance(manifest: dict) -> str:
+    factors = [factor for factor in ("count", "size") if any(factor in (d.get("balance") or ()) for d in _domains(manifest))]
+    labels = {"count": "object count", "size": "object sizes"}
+    return " and ".join(labels[f] for f in factors) or "–"
+
+
+def _degenerate(manifest: dict) -> str:
+    return ", ".join(sorted({d.get("degenerate") for d in _domains(manifest)} - {None})) or "–"
+
+
+def _noop_table(manifests: list[dict]) -> str:
+    from cogen.folder.stats import noop_share
+
+    splits = [s for s in _SPLIT_ORDER if any(s in m["splits"] for m in manifests)]
+    rows = []
+    for manifest in manifests:
+        stats = [(manifest["splits"].get(split, {}).get("stats") or {}) for split in splits]
+        shares = [noop_share(found) for found in stats]
+        redraws = sum(found.get("size_redraws", 0) for found in stats)
+        rows.append([f"`{manifest['config']}`", _degenerate(manifest), *(f"{v:.1%}" if v is not None else "–" for v in shares),
+                     _balance(manifest), f"{redraws:,}"])
+    return markdown_table(["config", "degenerate", *(f"{s} no-ops" for s in splits), "kept through retries",
+                           "size redraws"], rows, ["---", "---"] + ["---:"] * len(splits) + ["---", "---:"])
+
+
+def statistics_note(manifests: list[dict]) -> str:
+    """What rejects an attempt of COGITAO's sampler, and its no-op table."""
+    if not manifests:
+        return ""
+    return ("COGITAO samples are drawn by rejection: an attempt is rejected when objects do not fit, a "
+            "transformation cannot be applied, an object leaves the grid or two objects overlap, or (unless the "
+            "spec says `degenerate: keep`) when the output equals the input.\n\n"
+            "No-op samples: the share of samples whose output equals their input (`degenerate: keep`), or would "
+            "have (`reject`: the first valid draw of these samples left the grid unchanged and was redrawn, so "
+            "the split holds none). With `balance: difficulty` a sample draws once what it keeps through its "
+            "retries (its object count and, out of domain where the experiment shifts object sizes, each "
+            "object's height), so accepted samples are not biased toward the easy draws; a sample whose heights "
+            "do not fit for a tenth of its attempt budget draws new ones (size redraws).\n\n"
+            + _noop_table(manifests))
+
+
+def bank_lines(manifests: list[dict]) -> list[str]:
+    """The object bank the configs' samples were drawn from (SHA-256 of ``bank.bin``)."""
+    if not manifests:
+        return []
+    return ["", "Object bank of the COGITAO configs (SHA-256 of `bank.bin`):", ""] + grouped_lines(
+        manifests, lambda m: f"`{m['bank_sha256']}`" if "bank_sha256" in m else "not used (no bank objects)")
+
+
 #: The authors' surnames as the arXiv listing gives them; first names are left out rather than guessed
 #: (the seed text is the anonymous review version).
 PAPER = Paper(
@@ -236,6 +295,11 @@ CARD = FamilyCard(
     variants=MappingProxyType({"paper-text": "the paper's text", "as-run": "as run by the authors' code",
                                "custom": "custom spec"}),
     captions=MappingProxyType({"": "transformations"}),
-    noop_table=True,
+    headline=("Exact-match accuracy (grid accuracy) is the headline metric: a prediction counts only when every "
+              "cell of the output grid, and its size, match; `cogen eval` adds pixel and object accuracies and "
+              "stubbornness."),
+    array_notes=MappingProxyType({"tokens": "(rows, 4) transformation token ids, padded with 0 (the identity)"}),
+    statistics_note=statistics_note,
+    version_lines=bank_lines,
     sections=(transformations_section,),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from cogen.families.cogitao import evaluate
-from cogen.kit.evaluate import align_predictions, summary_rows
+from cogen.kit.evaluate import align_predictions, as_written, summary_rows
 from cogen.kit.view import Scored, arrow_item, grid_item, prediction_item, row_drawing
 
 __all__ = ["COLUMNS", "FACETS", "FACET_COLUMNS", "SUMMARY_FACET", "draw", "facets", "score"]
@@ -56,7 +56,7 @@ def draw(row: dict, manifest: dict, detail: dict | None = None) -> dict:
     facts = [("objects", row.get("n_objects")), ("grid", f"{len(row['input'])}x{len(row['input'][0])}"),
              ("output", f"{len(output)}x{len(output[0])}")]
     if detail is not None:
-        pair.append(prediction_item("prediction", detail["prediction"], output, detail["problem"]))
+        pair.append(prediction_item("prediction", detail["prediction"], output, detail["problem"], detail.get("written")))
         facts += detail["metrics"]
     panels = [("input -> output", pair)]
     if row.get("frames"):
@@ -71,7 +71,9 @@ def _percent(value: float) -> str:
 def score(split, predictions) -> Scored:
     """Score a predictions file against ``split`` row by row, with ``cogen eval``'s own functions."""
     raw = evaluate.read(predictions)
-    aligned, problems, report = align_predictions(raw, evaluate.expected_ids(split))
+    expected = evaluate.expected_ids(split)
+    aligned, problems, report = align_predictions(raw, expected)
+    written = as_written(raw, expected)
     samples = evaluate.score_samples(split, aligned)
     metrics = evaluate.evaluate_cogitao(split, aligned, report, samples=samples)
     errors = samples.errors()
@@ -82,7 +84,7 @@ def score(split, predictions) -> Scored:
         if errors[k]:
             lines.append(("error", errors[k]))
         return {"prediction": None if problems[k] else samples.predictions.grid(k), "problem": problems[k],
-                "metrics": lines}
+                "written": written.get(k), "metrics": lines}
 
     return Scored(expected=np.ones(len(errors), np.int64), correct=s.exact.astype(np.int64),
                   errors=[(e,) if e else () for e in errors], detail=detail,

@@ -26,6 +26,8 @@ FAMILY = Family(
     report_help="Score program replies against every string-to-grid config their ids name: the paper's Tables 1 "
                 "and 2. Programs run confined by the kernel (bubblewrap); without it this refuses to run them.",
     testing="cogen.families.programs.testing",
+    # nothing is held out: a model sees all 16 pairs of a function and is scored on its program
+    held_out_splits=(),
     column_notes=MappingProxyType({
         **ID_NOTE,
         "setting": "how the letters' cells are laid out (horizontal, block, vertical, random, random_index, "

@@ -30,6 +30,9 @@ A program P is read as a hypothetical mapping table P⁺; ``L(P⁺) = Σn_z + Σ
   every *atomic unit* of an entry's value counts one: each non-blank character of a string, each
   number or boolean, a coordinate (a tuple or list of two integers) as one.
 
+A program that builds code or decodes data at run time (:mod:`cogen.families.programs.obfuscation`)
+is analysed as well, and marked ``obfuscated`` (its table is not in its text: C(P) is withheld).
+
 Untrusted programs get bounded work: longer than :data:`MAX_SOURCE` characters is ``too long``, and
 an analysis that visits more than :data:`MAX_STEPS` nodes stops as ``too complex`` (a count, not a
 clock, so the result never depends on the machine). :func:`analyze` also names the program's entry
@@ -41,7 +44,18 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from cogen.families.programs.values import grid_cells, is_int, key_units, letters, output_count, token_text, words
+from cogen.families.programs.obfuscation import obfuscation
+from cogen.families.programs.values import (
+    grid_cells,
+    hidden_bits,
+    is_int,
+    key_units,
+    letters,
+    literal_bits,
+    output_count,
+    token_text,
+    words,
+)
 from cogen.families.programs.variables import variables as _variables
 
 __all__ = ["MAX_SOURCE", "MAX_STEPS", "Analysis", "Combination", "Output", "analyze", "value_text"]
@@ -81,13 +95,15 @@ class Output:
 class Analysis:
     """What the static analysis found in a program (``error`` is set when it was not analysed: a
     syntax error, ``too long``, ``too complex``). ``entry`` and ``mode`` say what the sandbox runs:
-    the function ``entry`` (``call``) or the module, once per input (``script``)."""
+    the function ``entry`` (``call``) or the module, once per input (``script``). ``obfuscated`` says
+    where the program builds code or decodes data at run time (``line 1: calls exec()``), else None."""
 
     combinations: tuple[Combination, ...] = ()
     outputs: tuple[Output, ...] = ()
     error: str | None = None
     entry: str | None = None
     mode: str = "call"
+    obfuscated: str | None = None
 
     @property
     def sum_n(self) -> int:
@@ -383,6 +399,9 @@ class _Walker:
                 continue
             line = getattr(key, "lineno", None) or value.lineno
             units = self.units(value)
+            hidden = 0 if key is None else self.hidden(key)  # data hidden in a key: output values too
+            if hidden:
+                self.outputs.append(Output(line, self.text(key), hidden))
             if units is None:  # not a display of constants: read it as a row of its own
                 inner_values, units, nested = self.scan(value)
                 path = path | inner_values
@@ -393,17 +412,23 @@ class _Walker:
                 self.outputs.append(Output(line, self.text(value) if key is None else
                                            f"{self.text(key)}: {self.text(value)}", units))
 
+    def hidden(self, node: ast.AST) -> int:
+        """Data hidden in the literals of an expression that is not read for output values (a dict key)."""
+        return sum(literal_bits(n.value) + (hidden_bits(n.value) if type(n.value) is str else 0)
+                   for n in self.steps.walk(node) if type(n) is ast.Constant)
+
     def units(self, node: ast.AST) -> int | None:
-        """Atomic units of a dict value made of constants (None when it is any other expression)."""
+        """Atomic units of a dict value made of constants (None when it is any other expression); a
+        number or bytes literal that holds data counts its bits (:func:`literal_bits`)."""
         self.steps.spend()
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
                 return len("".join(node.value.split()))
-            return 0 if node.value is None else 1
+            return 0 if node.value is None else max(1, literal_bits(node.value))
         if is_int(node):
-            return 1
+            return max(1, literal_bits(ast.literal_eval(node)))
         if isinstance(node, _DISPLAYS):
-            if len(node.elts) == 2 and all(is_int(e) for e in node.elts):
+            if len(node.elts) == 2 and all(is_int(e) and not literal_bits(ast.literal_eval(e)) for e in node.elts):
                 return 1  # a coordinate names one grid point
             parts = [self.units(e) for e in node.elts]
             return None if any(p is None for p in parts) else sum(parts)
@@ -425,6 +450,7 @@ def analyze(source: str, function: str = "f") -> Analysis:
         steps = _Steps()
         walker = _Walker(_variables(tree, steps.walk), steps, source.encode("utf-8").split(b"\n"))
         walker.block(tree.body, frozenset())
+        hidden = obfuscation(tree, steps.walk)
         entry, mode = entry_point(tree, function, source)
     except SyntaxError as error:
         return Analysis(error=f"syntax error, line {error.lineno}: {error.msg}")
@@ -437,4 +463,4 @@ def analyze(source: str, function: str = "f") -> Analysis:
     for line, values in walker.combinations:
         combinations.append(Combination(line, values, values not in seen))
         seen.add(values)
-    return Analysis(tuple(combinations), tuple(walker.outputs), entry=entry, mode=mode)
+    return Analysis(tuple(combinations), tuple(walker.outputs), entry=entry, mode=mode, obfuscated=hidden)

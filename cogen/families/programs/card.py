@@ -1,6 +1,7 @@
-"""String-to-grid programs' text for the dataset card (:data:`CARD`): what its configs measure and show.
+"""String-to-grid programs' text for the dataset card (:data:`CARD`): what its configs measure and show,
+how they are scored, and the paper they follow.
 
-The family's paper has no public version yet, so the card describes it and cites none.
+The family's paper has no public version yet, so the card names it and cites none.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from types import MappingProxyType
 
 from cogen.kit.card import FamilyCard, fixed_paragraph
 
-__all__ = ["CARD", "programs_shift"]
+__all__ = ["CARD", "default_config", "programs_shift"]
 
 _PROGRAM_LAYOUTS = {
     "horizontal": "character i controls row i",
@@ -27,9 +28,22 @@ def programs_shift(manifest: dict) -> str:
     return f"nothing held out: all 16 pairs shown, a program is scored; {layout}" if layout else ""
 
 
+def default_config(manifests: list[dict]) -> str | None:
+    """The Horizontal setting (the paper's first: character i controls row i), else the first config."""
+    chosen = next((m for m in manifests if m.get("kind") == "horizontal"), manifests[0] if manifests else None)
+    return chosen["config"] if chosen else None
+
+
 CARD = FamilyCard(
     shift=programs_shift,
     measures=fixed_paragraph("**String-to-grid programs ({settings}).** A model sees string-to-grid pairs and "
                              "explains them with a program, scored by its compositionality."),
     captions=MappingProxyType({"sample": "inputs"}),
+    splits_note="every function is a test item: a model sees all 16 pairs and writes a program",
+    headline=("A model is scored by the program it writes, not by predicted grids: per function L(P⁺) (the "
+              "program's length), E (the pairs it gets wrong) and the compositionality C(P), with the paper's "
+              "types T0-T3 (`cogen eval`; `docs/evaluation.md` defines each)."),
+    default_config=default_config,
+    paper_note=("*Exploring Explainable Compositionality of LLMs: A Program-Generation Perspective* (an anonymous "
+                "ACL submission; no public version yet)"),
 )

@@ -4,7 +4,8 @@
   fence runs to the end of the reply; a fence indented inside a list is dedented): the last Python
   block that defines the requested function (``def f(``), else the last block that parses, else the
   last block.
-* Without fences: the whole reply when it parses as Python; otherwise, from a line that starts code
+* Without fences: the whole reply when it parses as Python and holds a line that starts code (its
+  first line may be any statement: ``exec(...)``, ``main()``); otherwise, from a line that starts code
   (``def``, ``import``, ``from``, ``class``, a decorator, an assignment, a comment), the stretch up
   to the first line that does not parse (each parse error cuts the stretch at its line), trying the
   next start line when the first line itself is prose. A reply with no such line holds no code.
@@ -88,6 +89,8 @@ def _unfenced(reply: str) -> str | None:
     reply = _THINKING.sub("", reply, count=1).strip("\n")
     lines = reply.split("\n")
     starts = [i for i, line in enumerate(lines) if _CODE_START.match(line[:LINE_PREFIX])]
+    if starts and starts[0] > 0 and len(reply) <= MAX_PROGRAM and _parse_error(reply) is None:
+        return reply  # the whole reply is a program that starts with another statement: exec(...), main()
     budget = [PARSE_BUDGET]
     for start in starts:
         tail = "\n".join(lines[start:])

@@ -181,7 +181,7 @@ def _score(split: SplitData, raw: RawReplies, sandbox: Sandbox, low_length=None,
     for s in scores:
         errors.update({("wrong output" if kind == "wrong output" else kind.split(":")[0]): count
                        for kind, count in s.failures.items()})
-    report = table(summaries, low_length, low_errors)
+    report = table(summaries, low_length, low_errors, sandbox.isolation.name)
     metrics = {
         "n": len(scores), "n_valid": sum(s.status == "ok" for s in scores),
         "format_errors": _format_report(reasons, Counter(s.status for s in scores if s.status in _UNREAD), extra,
@@ -216,14 +216,19 @@ def score(split: SplitData, raw: RawReplies, timeout: float = DEFAULT_TIMEOUT, m
 
 
 def summary_rows(metrics: dict) -> list[tuple[str, str]]:
-    """Per model: L(P⁺) / E / C(P) and the type, the function types, and the prompt versions."""
+    """Per model: L(P⁺) / E / C(P) and the type, the function types and the obfuscated programs; the
+    prompt versions; the isolation the programs ran under."""
     rows = []
     for model, m in metrics["models"].items():
         model = clean(model, 60)
         rows.append((f"{model}: L(P+) / E / C", f"{m['l_plus']:.2f} / {m['errors']:.2f} / {m['c']:.2f} ({m['type']})"))
         rows.append((f"{model}: Σn / Σm / L(P)", f"{m['sum_n']:.2f} / {m['sum_m']:.2f} / {m['length']:.2f}"))
         rows.append((f"{model}: function types", ", ".join(f"{t} {k}" for t, k in m["types"].items())))
+        if m.get("obfuscated"):
+            rows.append((f"{model}: obfuscated", f"{m['obfuscated']} of {m['functions']} (C(P) withheld, "
+                                                 "counted as 0 in the means)"))
     rows.append(("prompt versions", ", ".join(metrics["prompt_versions"]) or "not recorded"))
+    rows.append(("isolation", metrics["sandbox"]["isolation"]))
     return rows
 
 
@@ -250,7 +255,8 @@ def evaluate_table(data, predictions: str | Path, split: str = "test", configs: 
                               raw.unreadable_lines)
             results[config] = _score(split_data, mine, sandbox, low_length, low_errors)
             summaries += summarize(_scores_of(results[config]), low_length, low_errors)
-    report = table(summaries, low_length, low_errors)
+        isolation = sandbox.isolation.name
+    report = table(summaries, low_length, low_errors, isolation)
     return {"data": str(data), "predictions": str(predictions), "split": split, "report": report,
             "markdown": markdown_table(report), "configs": results, "seconds": round(time.perf_counter() - start, 3)}
 
@@ -266,5 +272,6 @@ def _programs_split(data, config: str, split: str) -> SplitData:
 def _scores_of(metrics: dict):
     from cogen.families.programs.score import FunctionScore
 
-    keys = ("id", "model", "setting", "status", "sum_n", "sum_m", "errors", "prompt_version", "function", "failures")
-    return [FunctionScore(**{k: f[k] for k in keys}) for f in metrics["functions"]]
+    keys = ("id", "model", "setting", "status", "sum_n", "sum_m", "errors", "prompt_version", "function", "failures",
+            "detail")
+    return [FunctionScore(**{k: f[k] for k in keys if k in f}) for f in metrics["functions"]]

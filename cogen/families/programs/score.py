@@ -65,9 +65,12 @@ def program_type(l_plus: float, errors: float, low_length: float | None = None, 
 class FunctionScore:
     """The score of one program for one function.
 
-    ``status`` is ``ok`` (the program was read), ``no code``, ``missing``, ``duplicate id``,
-    ``syntax error``, ``too long`` or ``too complex``; programs not read have L(P⁺) = 0 and E = 16
-    (every sample wrong), so C = 0. ``function`` is the function the sandbox called
+    ``status`` is ``ok`` (the program was read), ``obfuscated`` (it was read and run, but it builds
+    code or decodes data at run time, so its mapping table is not in its text: E is counted, C(P)
+    withheld), ``no code``, ``missing``, ``duplicate id``, ``syntax error``, ``too long`` or ``too
+    complex``; programs not read have L(P⁺) = 0 and E = 16 (every sample wrong), so C = 0. For the
+    means, an obfuscated program is credited no compression (L(P⁺) = L_z, so C = 0): obfuscation can
+    never raise a model's score. ``detail`` says where it is obfuscated. ``function`` is the function the sandbox called
     (:func:`cogen.sandbox.entry.entry_point`; None for a script). ``failures`` counts the reasons of
     the wrong samples (``wrong output``, ``time limit``, exceptions by type, ...).
     """
@@ -82,11 +85,17 @@ class FunctionScore:
     prompt_version: str | None = None
     function: str | None = None
     failures: Mapping[str, int] = field(default_factory=dict)
+    detail: str | None = None
+
+    @property
+    def withheld(self) -> bool:
+        """True when C(P) is withheld: an ``obfuscated`` program, whose mapping table cannot be read."""
+        return self.status == "obfuscated"
 
     @property
     def l_plus(self) -> int:
-        """L(P⁺) = Σn_z + Σm_z."""
-        return self.sum_n + self.sum_m
+        """L(P⁺) = Σn_z + Σm_z; L_z for an obfuscated program (what the means count: no compression)."""
+        return L_Z if self.withheld else self.sum_n + self.sum_m
 
     @property
     def length(self) -> int:
@@ -99,14 +108,17 @@ class FunctionScore:
         return compositionality(self.length)
 
     def as_dict(self, low_length: float | None = None, low_errors: float | None = None) -> dict:
-        """JSON-ready form, with L(P⁺), L(P), C(P) and the type."""
-        return {**asdict(self), "failures": dict(self.failures), "l_plus": self.l_plus, "length": self.length,
-                "c": round(self.c, 4), "type": program_type(self.l_plus, self.errors, low_length, low_errors)}
+        """JSON-ready form, with L(P⁺), L(P), C(P) (None when withheld) and the type."""
+        known = not self.withheld
+        return {**asdict(self), "failures": dict(self.failures), "l_plus": self.l_plus if known else None,
+                "length": self.length if known else None, "c": round(self.c, 4) if known else None,
+                "type": program_type(self.l_plus, self.errors, low_length, low_errors)}
 
 
 @dataclass(frozen=True)
 class ModelSummary:
-    """The averages of one model over the functions of one setting (the paper's table cells)."""
+    """The averages of one model over the functions of one setting (the paper's table cells);
+    ``obfuscated`` counts the functions whose C(P) is withheld (in the means as L(P⁺) = L_z, C = 0)."""
 
     model: str
     setting: str
@@ -120,6 +132,7 @@ class ModelSummary:
     sum_n: float
     sum_m: float
     valid: int
+    obfuscated: int = 0
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
@@ -144,12 +157,15 @@ def summarize(scores: Iterable[FunctionScore], low_length: float | None = None,
         summaries.append(ModelSummary(
             model, setting, len(group), l_plus, errors, _mean([s.length for s in group]), _mean([s.c for s in group]),
             program_type(l_plus, errors, low_length, low_errors), {t: kinds.count(t) for t in TYPES if t in kinds},
-            _mean([s.sum_n for s in group]), _mean([s.sum_m for s in group]), sum(s.status == "ok" for s in group)))
+            _mean([s.sum_n for s in group]), _mean([s.sum_m for s in group]),
+            sum(s.status in ("ok", "obfuscated") for s in group), sum(s.withheld for s in group)))
     return summaries
 
 
-def table(summaries: Iterable[ModelSummary], low_length: float | None = None, low_errors: float | None = None) -> dict:
-    """The Table-1 report as JSON-ready data: settings (columns), models (rows) and a cell per pair."""
+def table(summaries: Iterable[ModelSummary], low_length: float | None = None, low_errors: float | None = None,
+          isolation: str | None = None) -> dict:
+    """The Table-1 report as JSON-ready data: settings (columns), models (rows) and a cell per pair;
+    ``isolation`` (``bubblewrap`` or ``none``) is how the programs ran, when known."""
     summaries = list(summaries)
     settings = [s for s in SETTINGS if any(m.setting == s for m in summaries)]
     settings += [s for s in dict.fromkeys(m.setting for m in summaries) if s not in settings]
@@ -158,7 +174,8 @@ def table(summaries: Iterable[ModelSummary], low_length: float | None = None, lo
     return {"settings": settings, "models": models, "cells": cells,
             "bounds": {"L_s": L_S, "L_z": L_Z},
             "thresholds": {"low_length": LOW_LENGTH if low_length is None else low_length,
-                           "low_errors": LOW_ERRORS if low_errors is None else low_errors}}
+                           "low_errors": LOW_ERRORS if low_errors is None else low_errors},
+            "isolation": isolation}
 
 
 #: The report as the paper's Table 1 and Table 2 in Markdown (:func:`cogen.families.programs.tables.markdown_tables`).
@@ -191,11 +208,12 @@ def _failure(reason: str | None) -> str:
     return reason.split(":")[0] if ":" in reason else reason
 
 
-def _status(error: str | None) -> str:
-    """The status of an analysed program: ``ok``, ``too long``, ``too complex`` or ``syntax error``."""
-    if error is None:
-        return "ok"
-    kind = error.split(":")[0]
+def _status(analysis) -> str:
+    """The status of an analysed program: ``ok``, ``obfuscated``, ``too long``, ``too complex`` or
+    ``syntax error``."""
+    if analysis.error is None:
+        return "obfuscated" if analysis.obfuscated else "ok"
+    kind = analysis.error.split(":")[0]
     return kind if kind in ("too long", "too complex") else "syntax error"
 
 
@@ -226,15 +244,17 @@ def score_programs(programs: Sequence[Program], targets: Mapping[str, tuple[str,
     scores, explanations = [], {}
     for program, (analysis, running) in zip(programs, started, strict=True):
         setting, wanted = targets[program.id]
-        status = program.status if analysis is None else _status(analysis.error)
+        status = program.status if analysis is None else _status(analysis)
+        counted = status in ("ok", "obfuscated")
         run = running.result() if running is not None else RunResult.failed(status, len(wanted))
         wrong = [k for k in range(len(wanted)) if run.outputs[k] != wanted[k]]
         failures: dict[str, int] = {}
         for k in wrong:
             failures[_failure(run.reasons[k])] = failures.get(_failure(run.reasons[k]), 0) + 1
         score = FunctionScore(program.id, program.model, setting, status,
-                              analysis.sum_n if status == "ok" else 0, analysis.sum_m if status == "ok" else 0,
-                              len(wrong), program.prompt_version, run.function, failures)
+                              analysis.sum_n if counted else 0, analysis.sum_m if counted else 0,
+                              len(wrong), program.prompt_version, run.function, failures,
+                              analysis.obfuscated if counted else None)
         scores.append(score)
         if explain:
             explanations[f"{score.model} / {program.id}"] = explain_lines(score, analysis, run, wanted, program)
@@ -281,7 +301,11 @@ def explain_lines(score: FunctionScore, analysis, run, wanted: Sequence[str], pr
     elif analysis is not None:
         lines.append(f"  {clean(analysis.error)}")
     lines += _entry_line(analysis)
-    lines.append(f"  Σn = {score.sum_n}, Σm = {score.sum_m}, L(P+) = {score.l_plus}")
+    if score.withheld:
+        lines.append(f"  Σn = {score.sum_n}, Σm = {score.sum_m} in its text; obfuscated ({clean(score.detail or '')}): "
+                     f"its mapping table is not in its text, so L(P+) and C(P) are withheld")
+    else:
+        lines.append(f"  Σn = {score.sum_n}, Σm = {score.sum_m}, L(P+) = {score.l_plus}")
     failed: dict[str, list[str]] = {}
     for k, target in enumerate(wanted):
         if run.outputs[k] is not None and run.outputs[k] != target:
@@ -291,6 +315,9 @@ def explain_lines(score: FunctionScore, analysis, run, wanted: Sequence[str], pr
     for reason, inputs in failed.items():
         which = "all 16 samples" if len(inputs) == len(wanted) else f"samples {', '.join(inputs)}"
         lines.append(f"  {which}: {reason}")
-    lines.append(f"  E = {score.errors}, L(P) = {score.l_plus} + {ROW} x {score.errors} = {score.length}, "
-                 f"C(P) = {score.c:.2f}")
+    if score.withheld:
+        lines.append(f"  E = {score.errors}, C(P) withheld (the means count it as L(P+) = {L_Z}, C = 0)")
+    else:
+        lines.append(f"  E = {score.errors}, L(P) = {score.l_plus} + {ROW} x {score.errors} = {score.length}, "
+                     f"C(P) = {score.c:.2f}")
     return lines

@@ -6,7 +6,12 @@
   followed by its change in brackets, against Horizontal for Random Index and against the mean of
   Horizontal and Random for Horizontal+Random, as the paper's Table 2.
 * Every table ends with ``n_valid / n`` per setting: the replies that held a program the scorer could
-  read, out of the functions (the others are in the means as L(P⁺) = 0, E = 16).
+  read, out of the functions (the others are in the means as L(P⁺) = 0, E = 16), and how many of
+  them are ``obfuscated`` (code built or data decoded at run time: their C(P) is withheld and counted
+  as 0, their L(P⁺) as L_z, so a mean that includes them carries a ``†``; a cell of obfuscated
+  programs only reads ``withheld``).
+* The last line names the isolation the programs ran under (``isolation: bubblewrap``, or
+  ``isolation: none`` when the user opted out), so a report never hides an unconfined run.
 
 The T1/T2/T3 types are cogen's (absolute thresholds, decision 3; the paper types models relatively,
 in its text): they follow the tables on their own lines, never in the paper's columns.
@@ -30,11 +35,17 @@ def _change(value: float) -> str:
     return f"({'−' if value < 0 else '+'}{abs(value):.2f})"
 
 
+_WITHHELD = ("l_plus", "c")
+
+
 def _cell(cells: Mapping, setting: str, key: str) -> str:
     cell = cells.get(setting)
     if cell is None:
         return "–"
-    text = f"{cell[key]:.2f}"
+    hidden = cell.get("obfuscated", 0) if key in _WITHHELD else 0
+    if hidden and hidden == cell["functions"]:
+        return "withheld"
+    text = f"{cell[key]:.2f}" + ("†" if hidden else "")
     bases = [cells.get(b) for b in EXTENDED.get(setting, ())]
     if bases and all(b is not None for b in bases):
         text += " " + _change(cell[key] - sum(b[key] for b in bases) / len(bases))
@@ -42,7 +53,11 @@ def _cell(cells: Mapping, setting: str, key: str) -> str:
 
 
 def _valid(cells: Mapping, settings: list[str]) -> str:
-    return " · ".join(f"{cells[s]['valid']}/{cells[s]['functions']}" if s in cells else "–" for s in settings)
+    def one(cell: Mapping) -> str:
+        hidden = cell.get("obfuscated", 0)
+        return f"{cell['valid']}/{cell['functions']}" + (f" ({hidden} obfuscated)" if hidden else "")
+
+    return " · ".join(one(cells[s]) if s in cells else "–" for s in settings)
 
 
 def _table(report: Mapping, settings: list[str], title: str) -> list[str]:
@@ -86,5 +101,14 @@ def markdown_tables(report: Mapping) -> str:
                                           "(Random Index) and against the mean of Horizontal and Random (H+R).")
     bounds = report["bounds"]
     lines += ["", f"L_s = {bounds['L_s']}, L_z = {bounds['L_z']}; n_valid counts the replies that held a readable "
-                  "program (the others count as L(P⁺) = 0, E = 16).", "", *_types(report)]
+                  "program (the others count as L(P⁺) = 0, E = 16)."]
+    if any(cell.get("obfuscated") for cells in report["cells"].values() for cell in cells.values()):
+        lines.append(f"† the mean includes obfuscated programs (code built or data decoded at run time): their "
+                     f"C(P) is withheld and counted as 0, their L(P⁺) as L_z = {bounds['L_z']}.")
+    lines += ["", *_types(report)]
+    isolation = report.get("isolation")
+    if isolation:
+        lines += ["", f"isolation: {isolation}" + (" (the programs ran WITHOUT kernel isolation: "
+                                                    "--unsafe-run-untrusted-code or "
+                                                    "COGEN_UNSAFE_RUN_UNTRUSTED_CODE=1)" if isolation == "none" else "")]
     return "\n".join(lines) + "\n"

@@ -31,8 +31,9 @@ def facets(table) -> dict[str, object]:
 
 
 def _program_lines(found: dict) -> list[tuple[str, list[dict]]]:
-    title = (f"{found['model']}: L(P+) {found['l_plus']}, E {found['errors']}, C {found['c']:.2f} "
-             f"({found['type']}; {found['status']})")
+    c = "withheld" if found["c"] is None else f"{found['c']:.2f}"  # an obfuscated program's C(P)
+    l_plus = "withheld" if found["l_plus"] is None else found["l_plus"]
+    title = f"{found['model']}: L(P+) {l_plus}, E {found['errors']}, C {c} ({found['type']}; {found['status']})"
     items = [text_item(reason, f"{count} sample(s)") for reason, count in sorted(found["failures"].items())]
     return [(title, items or [text_item("samples", "all 16 right")])]
 

@@ -1,11 +1,17 @@
 // cogen view: the page. Plain JavaScript, no library. Every string from the server is put in the
 // document with textContent (never as markup), so text from data or predictions files stays text.
+//
+// The page's state (config, split, domain, filters, wrong-only, error type, page, focused row) lives in
+// the address: every change pushes it, so Back, reload and a shared link open the same view.
+// body[data-ready] is set when a split's first page and filters are drawn, body[data-scored] once its
+// predictions' verdicts are drawn too (at once when the split has none), body[data-loaded] at every answer.
 "use strict";
 
 const PAGE = 12;
-const state = { info: null, config: null, split: null, offset: 0, total: 0, facets: {}, wrong: false, error: "",
-                focus: null, filters: null };
+const state = { info: null, config: null, split: null, domain: "", offset: 0, total: 0, facets: {}, wrong: false,
+                error: "", focus: null, filters: null, scored: false };
 const $ = (id) => document.getElementById(id);
+let pendingTimer = null;
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -24,17 +30,65 @@ async function api(path, params) {
 
 function say(text) { $("message").textContent = text || ""; }
 
-function drawGrid(cells, marks) {
-  const rows = cells.length, cols = rows ? cells[0].length : 0;
+// ------------------------------------------------------------------ the address holds the state
+function addressParams() {
+  const p = new URLSearchParams();
+  if (state.config) p.set("config", state.config);
+  if (state.split) p.set("split", state.split);
+  if (state.domain) p.set("domain", state.domain);
+  for (const [name, value] of Object.entries(state.facets)) if (value) p.set("f." + name, value);
+  if (state.wrong) p.set("wrong", "1");
+  if (state.error) p.set("error", state.error);
+  if (state.offset) p.set("page", String(Math.floor(state.offset / PAGE) + 1));
+  if (state.focus) p.set("row", state.focus);
+  return p;
+}
+
+function remember(replace) {
+  const url = `${location.pathname}?${addressParams()}`;
+  if (url === `${location.pathname}${location.search}`) return;
+  if (replace) history.replaceState(null, "", url); else history.pushState(null, "", url);
+}
+
+function readAddress() {
+  const p = new URLSearchParams(location.search);
+  const configs = state.info.configs;
+  const config = configs.find((c) => c.name === p.get("config"));
+  state.config = config ? config.name : state.info.start.config;
+  const splits = configInfo().splits.map((s) => s.name);
+  state.domain = ["in-domain", "out-of-domain"].includes(p.get("domain")) ? p.get("domain") : "";
+  const wanted = p.get("split") || (config ? null : state.info.start.split);
+  state.split = splits.includes(wanted) ? wanted : null;
+  state.facets = {};
+  for (const [name, value] of p) if (name.startsWith("f.") && value) state.facets[name.slice(2)] = value;
+  state.wrong = p.get("wrong") === "1";
+  state.error = p.get("error") || "";
+  const page = Number.parseInt(p.get("page") || "1", 10);
+  state.offset = Number.isFinite(page) && page > 1 ? (page - 1) * PAGE : 0;
+  state.focus = p.get("row") || null;
+}
+
+// ------------------------------------------------------------------ drawing
+function drawGrid(cells, marks, bad) {
+  const rows = cells.length, cols = Math.max(0, ...cells.map((row) => row.length));
   const grid = el("div", "grid" + (rows > 20 || cols > 20 ? " large" : ""));
   grid.style.gridTemplateColumns = `repeat(${cols}, auto)`;
   grid.dataset.rows = rows;
   grid.dataset.cols = cols;
   const wrong = new Set((marks || []).map(([r, c]) => r * 1000 + c));
+  const written = new Map((bad || []).map(([r, c, value]) => [r * 1000 + c, value]));
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
-      const value = Number(cells[r][c]);
-      const cell = el("i", "c" + (value >= 0 && value <= 9 ? value : 0) + (wrong.has(r * 1000 + c) ? " wrong" : ""));
+      let cell;
+      if (c >= cells[r].length) {
+        cell = el("i", "gap");                       // a short row of a ragged prediction
+      } else if (written.has(r * 1000 + c)) {
+        cell = el("i", "bad");                       // a value that is no colour 0-9, hatched
+        cell.title = written.get(r * 1000 + c);
+      } else {
+        const value = Number(cells[r][c]);
+        cell = el("i", "c" + (value >= 0 && value <= 9 ? value : 0) + (wrong.has(r * 1000 + c) ? " wrong" : ""));
+      }
       grid.appendChild(cell);
     }
   }
@@ -52,6 +106,9 @@ function drawItem(item) {
       box.dataset.prediction = "1";
     }
     box.appendChild(drawGrid(item.cells, item.marks));
+  } else if (item.kind === "written") {          // a malformed prediction, as the model wrote it
+    box.classList.add("prediction-wrong");
+    box.appendChild(item.rows ? drawGrid(item.rows, [], item.bad) : el("pre", "json", item.json));
   } else if (item.kind === "text") {
     box.appendChild(el("div", "text", item.text));
   } else {
@@ -59,6 +116,7 @@ function drawItem(item) {
   }
   box.appendChild(el("span", "label", item.label));
   if (item.note) box.appendChild(el("span", "note", item.note));
+  if (item.kind === "written") box.appendChild(el("span", "note", item.text));
   return box;
 }
 
@@ -66,11 +124,16 @@ function drawRow(row) {
   const card = el("article", "row");
   card.dataset.id = row.id;
   card.dataset.position = row.position;
+  card.id = "row-" + row.id;
   if (row.verdict) card.classList.add(row.verdict.wrong ? "wrong" : "right");
   if (state.focus === row.id) card.classList.add("focus");
   const head = el("div", "row-head");
   head.appendChild(el("span", "title", row.title));
-  head.appendChild(el("span", "rid", row.id));
+  const link = el("a", "rid", row.id);
+  link.href = `?${rowAddress(row.id)}`;
+  link.title = "a link to this row";
+  link.addEventListener("click", (event) => { event.preventDefault(); focusRow(row.id); });
+  head.appendChild(link);
   for (const [name, value] of row.facts) {
     const fact = el("span", "fact");
     fact.appendChild(el("b", null, name + ": "));
@@ -98,6 +161,14 @@ function drawRow(row) {
   return card;
 }
 
+function rowAddress(id) {
+  const p = addressParams();
+  p.delete("page");
+  p.set("row", id);
+  return p;
+}
+
+// ------------------------------------------------------------------ loading
 function params() {
   const p = { config: state.config, split: state.split, offset: state.offset, limit: PAGE };
   for (const [name, value] of Object.entries(state.facets)) if (value) p["f." + name] = value;
@@ -106,26 +177,38 @@ function params() {
   return p;
 }
 
-async function loadRows(extra) {
+function clearRows(text) {
+  $("rows").replaceChildren();
+  $("status").textContent = text || "";
+  document.body.dataset.loaded = String(Date.now());
+}
+
+async function loadRows() {
   say("");
+  if (!state.split) return clearRows("");
   $("status").textContent = "loading…";
   try {
-    const page = await api("rows", Object.assign(params(), extra || {}));
+    const extra = state.focus ? { id: state.focus } : {};
+    const page = await api("rows", Object.assign(params(), extra));
     state.offset = page.offset;
     state.total = page.total;
     state.scored = page.scored;
-    const main = $("rows");
-    main.replaceChildren(...page.rows.map(drawRow));
+    $("rows").replaceChildren(...page.rows.map(drawRow));
     const last = Math.min(page.offset + page.rows.length, page.total);
     const p = state.info.predictions;
     const waiting = p && p.config === state.config && p.split === state.split && !page.scored;
     $("status").textContent = (page.total ? `rows ${page.offset + 1}-${last} of ${page.total}` : "no rows match")
       + (waiting ? " · scoring the predictions…" : "");
+    remember(true);
+    const focused = state.focus && document.getElementById("row-" + state.focus);
+    if (focused) {
+      focused.style.scrollMarginTop = `${document.querySelector("header").offsetHeight + 8}px`;  // below the sticky header
+      focused.scrollIntoView({ block: "start" });
+    }
     document.body.dataset.loaded = String(Date.now());
   } catch (error) {
+    clearRows("");             // never leave another view's rows under an error
     say(error.message);
-    $("status").textContent = "";
-    document.body.dataset.loaded = String(Date.now());
   }
 }
 
@@ -141,11 +224,13 @@ function fillSelect(select, options, chosen) {
 function configInfo() { return state.info.configs.find((c) => c.name === state.config); }
 
 function fillSplits() {
-  const domain = $("domain").value;
+  const domain = state.domain;
+  $("domain").value = domain;
   const splits = configInfo().splits.filter((s) => !domain || s.domain === domain);
   fillSelect($("split"), splits.map((s) => [s.name, `${s.name} (${s.domain}, ${s.rows})`]));
-  if (splits.some((s) => s.name === state.split)) $("split").value = state.split;
-  state.split = $("split").value;
+  if (!splits.some((s) => s.name === state.split)) state.split = splits.length ? splits[0].name : null;
+  $("split").value = state.split || "";
+  if (!splits.length) say(`${state.config} has no ${domain.replace("-", " ")} split`);
 }
 
 function drawFacets(filters) {
@@ -157,7 +242,10 @@ function drawFacets(filters) {
     select.id = "facet-" + facet.name;
     select.dataset.facet = facet.name;
     fillSelect(select, [["", "any"], ...facet.values.map(([v, n]) => [v, `${v} (${n})`])], state.facets[facet.name] || "");
-    select.addEventListener("change", () => { state.facets[facet.name] = select.value; state.offset = 0; loadRows(); });
+    select.addEventListener("change", () => {
+      state.facets[facet.name] = select.value;
+      change();
+    });
     label.appendChild(select);
     holder.appendChild(label);
   }
@@ -166,17 +254,23 @@ function drawFacets(filters) {
 function drawOverview(predictions) {
   const shown = Boolean(predictions);
   $("overview").hidden = !shown;
-  $("prediction-filters").hidden = !shown;
+  $("prediction-filters").hidden = !shown || Boolean(predictions.pending);
   if (!shown) return;
+  if (predictions.pending) {
+    $("summary").replaceChildren(el("span", "pending", "scoring the predictions… the dataset filters work meanwhile"));
+    $("bars-title").textContent = "";
+    $("bars").replaceChildren();
+    return;
+  }
+  $("wrong").checked = state.wrong;
   fillSelect($("error"), [["", "any"], ...predictions.errors.map(([name, n]) => [name, `${name} (${n} rows)`])], state.error);
-  const summary = $("summary");
-  summary.replaceChildren(...predictions.summary.map(([name, value]) => {
+  $("summary").replaceChildren(...predictions.summary.map(([name, value]) => {
     const span = el("span");
     span.appendChild(el("b", null, name + ": "));
     span.appendChild(document.createTextNode(value));
     return span;
   }));
-  $("bars-title").textContent = predictions.facet ? `accuracy by ${predictions.facet} (click: its failures)` : "";
+  $("bars-title").textContent = predictions.facet ? `accuracy by ${predictions.facet}, worst first (click: its failures)` : "";
   $("bars").replaceChildren(...predictions.bars.map(drawBar(predictions.facet)));
 }
 
@@ -184,6 +278,7 @@ function drawBar(facet) {
   return (bar) => {
     const button = el("button", "bar");
     button.type = "button";
+    button.tabIndex = -1;                         // out of the tab order: the filters above reach the same rows
     button.dataset.value = bar.value;
     if (state.facets[facet] === bar.value) button.classList.add("chosen");
     button.appendChild(el("span", null, bar.value));
@@ -201,30 +296,59 @@ function drawBar(facet) {
       const select = $("facet-" + facet);
       if (select) select.value = bar.value;
       for (const other of document.querySelectorAll(".bar")) other.classList.toggle("chosen", other === button);
-      state.offset = 0;
-      loadRows();
+      change();
     });
     return button;
   };
 }
 
-async function loadSplit() {
-  state.offset = 0;
-  state.facets = {};
-  state.wrong = false;
-  state.error = "";
-  state.focus = null;
-  $("jump").value = "";
-  $("wrong").checked = false;
+async function refreshFilters() {
+  pendingTimer = null;
+  const asked = `${state.config}/${state.split}`;
+  try {
+    const filters = await api("filters", { config: state.config, split: state.split });
+    if (asked !== `${state.config}/${state.split}`) return;
+    state.filters = filters;
+    drawOverview(filters.predictions);
+    if (filters.predictions && filters.predictions.pending) {
+      pendingTimer = setTimeout(refreshFilters, 1000);
+    } else {
+      if (filters.predictions && !state.scored) await loadRows();  // scored now: draw the verdicts
+      document.body.dataset.scored = asked;
+    }
+  } catch (error) {
+    say(error.message);
+  }
+  document.body.dataset.settled = String(Number(document.body.dataset.settled || 0) + 1);
+}
+
+// Open the current config and split with the state's filters (from the address, or cleared by the caller).
+async function openSplit() {
+  if (pendingTimer) clearTimeout(pendingTimer);
+  pendingTimer = null;
+  delete document.body.dataset.scored;
+  $("jump").value = state.focus || "";
+  $("wrong").checked = state.wrong;
   $("facets").replaceChildren();
   drawOverview(null);
+  if (!state.split) {
+    clearRows("");
+    document.body.dataset.ready = `${state.config}/`;
+    document.body.dataset.settled = String(Number(document.body.dataset.settled || 0) + 1);
+    return;
+  }
   const first = loadRows();  // the first page needs no index: it shows at once
   try {
     state.filters = await api("filters", { config: state.config, split: state.split });
     drawFacets(state.filters);
     drawOverview(state.filters.predictions);
     await first;
-    if (state.filters.predictions && !state.scored) await loadRows();  // scored after the first page showed
+    const pending = state.filters.predictions && state.filters.predictions.pending;
+    if (pending) pendingTimer = setTimeout(refreshFilters, 1000);
+    else {
+      if (state.filters.predictions && !state.scored) await loadRows();  // scored after the first page showed
+      document.body.dataset.scored = `${state.config}/${state.split}`;
+    }
   } catch (error) {
     say(error.message);
   }
@@ -233,25 +357,97 @@ async function loadSplit() {
   document.body.dataset.settled = String(Number(document.body.dataset.settled || 0) + 1);
 }
 
+function resetFilters() {
+  state.offset = 0;
+  state.facets = {};
+  state.wrong = false;
+  state.error = "";
+  state.focus = null;
+}
+
+// A filter changed: back to the first page, remembered in the address.
+function change() {
+  state.offset = 0;
+  state.focus = null;
+  remember(false);
+  loadRows();
+}
+
+function focusRow(id) {
+  state.focus = id;
+  remember(false);
+  loadRows();
+}
+
+function move(step) {
+  const next = state.offset + step * PAGE;
+  if (next < 0 || next >= state.total) return;
+  state.offset = next;
+  state.focus = null;
+  remember(false);
+  loadRows();
+  window.scrollTo(0, 0);
+}
+
+function typing(target) {
+  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
+}
+
+function keys(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (typing(event.target)) {
+    if (event.key === "Escape") event.target.blur();
+    return;
+  }
+  if (event.key === "ArrowRight" || event.key === "j") move(1);
+  else if (event.key === "ArrowLeft" || event.key === "k") move(-1);
+  else if (event.key === "w" && !$("prediction-filters").hidden) {
+    state.wrong = !state.wrong;
+    $("wrong").checked = state.wrong;
+    change();
+  } else if (event.key === "/") $("jump").focus();
+  else return;
+  event.preventDefault();
+}
+
 function wire() {
-  $("config").addEventListener("change", () => { state.config = $("config").value; fillSplits(); loadSplit(); });
-  $("domain").addEventListener("change", () => { fillSplits(); loadSplit(); });
-  $("split").addEventListener("change", () => { state.split = $("split").value; loadSplit(); });
-  $("wrong").addEventListener("change", () => { state.wrong = $("wrong").checked; state.offset = 0; loadRows(); });
-  $("error").addEventListener("change", () => { state.error = $("error").value; state.offset = 0; loadRows(); });
-  $("clear").addEventListener("click", () => loadSplit());
+  $("config").addEventListener("change", () => {
+    state.config = $("config").value;
+    state.split = null;
+    resetFilters();
+    fillSplits();
+    remember(false);
+    openSplit();
+  });
+  $("domain").addEventListener("change", () => {
+    state.domain = $("domain").value;
+    const before = state.split;
+    fillSplits();
+    if (state.split !== before) resetFilters();
+    remember(false);
+    openSplit();
+  });
+  $("split").addEventListener("change", () => { state.split = $("split").value; resetFilters(); remember(false); openSplit(); });
+  $("wrong").addEventListener("change", () => { state.wrong = $("wrong").checked; change(); });
+  $("error").addEventListener("change", () => { state.error = $("error").value; change(); });
+  $("clear").addEventListener("click", () => { resetFilters(); remember(false); openSplit(); });
   $("jump").addEventListener("keydown", (event) => {
     if (event.key !== "Enter") return;
     event.preventDefault();
-    state.focus = $("jump").value.trim();
-    if (state.focus) loadRows({ id: state.focus });
+    const id = $("jump").value.trim();
+    if (id) focusRow(id);
   });
-  const move = (step) => () => {
-    const next = state.offset + step * PAGE;
-    if (next >= 0 && next < state.total) { state.offset = next; loadRows(); }
-  };
-  for (const id of ["prev", "prev2"]) $(id).addEventListener("click", move(-1));
-  for (const id of ["next", "next2"]) $(id).addEventListener("click", move(1));
+  for (const id of ["prev", "prev2"]) $(id).addEventListener("click", () => move(-1));
+  for (const id of ["next", "next2"]) $(id).addEventListener("click", () => move(1));
+  document.addEventListener("keydown", keys);
+  window.addEventListener("popstate", () => { readAddress(); showAddress(); });
+}
+
+// Draw the selects for the state read from the address, then open its split.
+function showAddress() {
+  $("config").value = state.config;
+  fillSplits();
+  openSplit();
 }
 
 async function start() {
@@ -264,10 +460,9 @@ async function start() {
   }
   $("dataset").textContent = state.info.name + (state.info.predictions ? ` · predictions: ${state.info.predictions.file}` : "");
   fillSelect($("config"), state.info.configs.map((c) => [c.name, `${c.name} (${c.family})`]), state.info.start.config);
-  state.config = state.info.start.config;
-  state.split = state.info.start.split;
-  fillSplits();
-  await loadSplit();
+  readAddress();
+  remember(true);
+  showAddress();
 }
 
 document.addEventListener("DOMContentLoaded", start);
