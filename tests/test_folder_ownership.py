@@ -62,6 +62,7 @@ def test_a_link_among_the_places_cogen_writes_in_is_refused_and_its_target_untou
     assert sorted(p.name for p in (tmp_path / "victim").iterdir()) == sorted(VICTIM_FILES)
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_linked_config_folder_in_one_line(spec, tmp_path):
     import subprocess
     import sys
