@@ -9,6 +9,7 @@ they must come from the shards actually written, never from the spec.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -19,6 +20,7 @@ from cogen.errors import BuildError, os_error_text
 from cogen.folder import CARD_FILE, CROISSANT_FILE, preview_path, read_manifests, split_pattern
 from cogen.folder.atomic import atomic_write
 from cogen.folder.features import card_features
+from cogen.folder.ownership import check_places
 
 __all__ = ["CARD_MARKER", "card_header", "check_card_owner", "dataset_info", "folder_card_checksums",
            "header_yaml", "is_cogen_card", "render_card", "render_croissant", "write_card", "write_previews"]
@@ -27,6 +29,8 @@ __all__ = ["CARD_MARKER", "card_header", "check_card_owner", "dataset_info", "fo
 CARD_MARKER = "<!-- written by cogen from manifests/*.json: edit hub_card.md and run `cogen card`, not this file -->"
 #: Text that cards written before the marker existed always hold.
 _OLDER_CARD_TEXT = "<details><summary>Config fingerprints (a digest of everything that decides"
+#: A README's YAML front matter (``---`` lines around it) and the blank lines after it.
+_FRONT_MATTER = re.compile(r"---\r?\n(?:.*?\r?\n)?---\r?\n\s*", re.DOTALL)
 
 def _size_category(rows: int) -> str:
     bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
@@ -156,8 +160,13 @@ def existing_card(folder: Path) -> str:
 
 
 def is_cogen_card(text: str) -> bool:
-    """True when a README.md text was written by cogen (this version or an older one)."""
-    return CARD_MARKER in text or _OLDER_CARD_TEXT in text
+    """True when a README.md text was written by cogen (this version or an older one): a YAML front
+    matter, then the marker as the first thing after it (an older card: its fingerprints table).
+    Quoting the marker elsewhere, as a note about cogen's cards may, does not make a README cogen's."""
+    front = _FRONT_MATTER.match(text)
+    if front is None:
+        return False
+    return text[front.end():].startswith(CARD_MARKER) or _OLDER_CARD_TEXT in text
 
 
 def check_card_owner(folder: Path, force: bool = False) -> None:
@@ -214,6 +223,7 @@ def write_card(folder: Path, previews: bool = True, force: bool = False, setting
     ``previous`` cards (default: the folder's README.md), as :func:`render_card` says.
     """
     folder = Path(folder)
+    check_places(folder)
     check_card_owner(folder, force)
     try:
         drawn = write_previews(folder) if previews else None

@@ -51,6 +51,29 @@ def _stop(signum, frame) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+#: Seconds an interrupted command may take to exit after its message (then it ends at once).
+EXIT_SECONDS = 10.0
+
+
+def _exit_within(seconds: float, code: int) -> None:
+    """End the process with ``code`` if it has not exited ``seconds`` from now: an interrupted command
+    has said what it finished, and nothing (a library thread that does not stop) may keep it running."""
+    import os
+    import threading
+
+    def end() -> None:
+        for output in (sys.stdout, sys.stderr):
+            try:
+                output.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+
+    timer = threading.Timer(seconds, end)
+    timer.daemon = True
+    timer.start()
+
+
 def main() -> None:
     """Console-script entry point: errors become a one-line message, never a traceback.
 
@@ -69,6 +92,7 @@ def main() -> None:
         app()
     except Interrupted as error:
         _console.error(str(error))
+        _exit_within(EXIT_SECONDS, 130)
         sys.exit(130)
     except CogenError as error:
         _console.error(str(error))

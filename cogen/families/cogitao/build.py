@@ -323,6 +323,10 @@ class CogitaoBuilder:
         """Rows the build writes, all experiments and splits together."""
         return self.key_rows()
 
+    def split_sizes(self, experiment: Experiment) -> dict[str, int]:
+        """Rows of each split of ``experiment``, as its spec sets them."""
+        return dict(experiment.sizes)
+
     def key_rows(self) -> int:
         """Samples the key pass of :meth:`prepare` visits (for progress bars)."""
         return sum(n for experiment in self.setting.experiments for _, n in experiment.sizes)
