@@ -49,7 +49,8 @@ def build(
     seed: Annotated[int | None, typer.Option(callback=number("--seed", 0, MAX_SEED),
                                              help="Override the spec's seed.")] = None,
     workers: Annotated[int, typer.Option(callback=number("--workers", 1), help="Worker processes (never changes the "
-                                         "output; at most the cores available).")] = min(os.cpu_count() or 1, 8),
+                                         "output; at most the cores available; a build of fewer than 20,000 "
+                                         "rows runs in one process).")] = min(os.cpu_count() or 1, 8),
     executor: Annotated[ExecutorKind, typer.Option(case_sensitive=False, help="local process pool, or a Dask cluster.")] = ExecutorKind.local,
     dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask.", show_default="a local cluster")] = None,
     dask_scheduler_file: Annotated[str | None, typer.Option(help="Scheduler file (dask scheduler --scheduler-file) for --executor dask.")] = None,
