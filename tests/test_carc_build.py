@@ -90,7 +90,7 @@ def test_mlc_layout_from_a_loaded_split(carc_build):
 
 
 @pytest.mark.slow
-def test_one_or_two_workers_write_identical_bytes(carc_build, tmp_path):
+def test_one_or_two_workers_write_identical_bytes(carc_build, tmp_path, pooled):
     out, _ = carc_build
     build("carc", tmp_path / "two", scale=SCALE, workers=2, rows_per_shard=64)
     assert digests(tmp_path / "two") == digests(out)

@@ -294,7 +294,7 @@ def test_a_build_that_failed_before_writing_anything_refuses_nothing(spec, tmp_p
 
 
 @pytest.mark.slow
-def test_a_key_pass_stopped_in_a_worker_pool_keeps_what_it_saved(spec, tmp_path):
+def test_a_key_pass_stopped_in_a_worker_pool_keeps_what_it_saved(spec, tmp_path, pooled):
     out = tmp_path / "out"
     seen = {"keys": 0}
 

@@ -47,7 +47,7 @@ from cogen.folder import (
 from cogen.folder.inputs import code_digest, differences, folder_inputs, inputs_key, write_record
 from cogen.folder.layout import CARD_FILE, DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, STATE_DIR, plan_path, record_path
 from cogen.folder.ownership import SHARD_NAME, foreign_files, is_state_name, is_temporary, listed_shards
-from cogen.pipeline.executors import make_executor
+from cogen.pipeline.executors import make_executor, start_method
 from cogen.pipeline.memory import machine_memory
 from cogen.pipeline.memory_scratch import HELD_BYTES, holding
 from cogen.pipeline.resume import KeyPassCache, key_pass_folder, remove_key_passes
@@ -376,6 +376,8 @@ def _build_locked(setting: Setting, job: _Build) -> list[ConfigReport]:
 def _build_configs(builder: Builder, todo: list[str], trusted: dict[str, dict], job: _Build) -> dict[str, ConfigReport]:
     """Plan and write the configs ``todo``, then their manifests."""
     folder, store = job.folder, job.store
+    if job.executor == "local":
+        start_method()  # a wrong COGEN_WORKER_START is refused before any work, however small the build
     if job.progress:
         job.progress("compile", 0, 0)
     builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
