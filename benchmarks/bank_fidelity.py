@@ -12,7 +12,8 @@ bins the review gives (drawn objects; the pool for ``square box``). Then the sym
 G4/G5 train on, the share of no-op samples of G4-3/G5-3/G1-3, the C3 objects a mirror keeps,
 and whole-bank property rates.
 
-Run: ``python benchmarks/bank_fidelity.py`` (about a minute; ``--scale`` shrinks the builds).
+Run: ``python benchmarks/bank_fidelity.py`` (about a minute; ``--scale`` shrinks the builds; ``--smoke``
+builds at scale 0.01, in seconds: the test suite runs it).
 The output is Markdown.
 """
 
@@ -88,17 +89,20 @@ def _with_reference_sampling(spec: str, out: Path) -> Path:
 
 
 def _build(out: Path, scale: float, workers: int) -> None:
+    """Each spec's configs into a folder of its own under ``out`` (a folder holds one build)."""
     from cogen.pipeline import build
 
     for spec, configs in (("as_run/c3", ["as-run-C3-1"]), ("g4", ["G4-1", "G4-3"]), ("g5", ["G5-1", "G5-3"]),
                           ("g1", ["G1-3"])):
-        build(_with_reference_sampling(spec, out), out, scale=scale, workers=workers, only=configs)
+        build(_with_reference_sampling(spec, out), out / spec.replace("/", "_"), scale=scale, workers=workers,
+              only=configs)
 
 
 def _rows(out: Path, config: str, split: str, columns: list[str]):
     from cogen.io import split_table
 
-    table = split_table(str(out), config, split, lambda name: name in columns)
+    folder = next(path for path in out.iterdir() if (path / "manifests" / f"{config}.json").is_file())
+    table = split_table(str(folder), config, split, lambda name: name in columns)
     return table.slice(0, TRAIN_ROWS) if split == "train" else table
 
 
@@ -227,7 +231,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="build scale (1.0 = 2,000 out-of-domain rows)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--smoke", action="store_true", help="every table from builds at scale 0.01, 1 worker")
     args = parser.parse_args()
+    if args.smoke:
+        args.scale, args.workers = 0.01, 1
     bank = load_bank()
     print(f"## Object statistics, cogen bank v{bank.meta['builder_version']} ({len(bank):,} objects, sha256 "
           f"{bank.sha256[:12]}) vs the reference generator")

@@ -1,7 +1,8 @@
 """The object bank: build time (cold and warm Numba cache), load time in a fresh process, file
 sizes, and the experiment pool sizes next to the reference bank's.
 
-Run: ``python benchmarks/bench_bank.py`` (``--quick`` skips the cold build).
+Run: ``python benchmarks/bench_bank.py`` (``--quick`` skips the cold build; ``--smoke`` also times each
+fresh process once, in seconds: the test suite runs it).
 """
 
 from __future__ import annotations
@@ -50,8 +51,12 @@ def _seconds(code: str, env: dict | None = None) -> float:
     return float(result.stdout.split()[-1])
 
 
-def _median(code: str, runs: int = 7) -> float:
-    return statistics.median(_seconds(code) for _ in range(runs))
+#: Fresh processes per figure (``--smoke``: 1).
+RUNS = [7]
+
+
+def _median(code: str) -> float:
+    return statistics.median(_seconds(code) for _ in range(RUNS[0]))
 
 
 def _build_times(quick: bool) -> None:
@@ -81,8 +86,11 @@ def _sizes_and_pools() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip the cold build")
+    parser.add_argument("--smoke", action="store_true", help="--quick, and one fresh process per figure")
     args = parser.parse_args()
-    _build_times(args.quick)
+    if args.smoke:
+        RUNS[0] = 1
+    _build_times(args.quick or args.smoke)
     from cogen._resources import objects_dir
 
     print(f"load bank + table + one query, fresh process (numpy already imported): {_median(_LOAD) * 1000:6.1f} ms")

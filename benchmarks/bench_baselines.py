@@ -3,6 +3,7 @@
     python benchmarks/bench_baselines.py [--grids DIR] [--grid-config C1-1] [--episodes DIR]
                                          [--episode-config carc-systematicity-1860] [--models resnet,mlc]
                                          [--device auto|cuda|cpu] [--compile auto|on|off] [--steps N] [--json FILE]
+    python benchmarks/bench_baselines.py --smoke     # every model at the small size on tiny builds, in seconds
 
 Each model is preflighted (:func:`cogen_baselines.preflight.preflight`) at the paper's size on a
 real config: the grid models on ``--grid-config`` of ``--grids``, MLC on ``--episode-config`` of
@@ -11,7 +12,11 @@ real config: the grid models on ``--grid-config`` of ``--grids``, MLC on ``--epi
 Prints each model's preflight report, then one Markdown table: parameters, the steady update at
 the run's batch, compile time, peak memory (estimated; on CUDA also measured), the verdict on the
 card, the estimated full run on this device, and the GPU arithmetic (labelled as an estimate).
-On a CPU every measurement is reduced, as preflight says; its times are CPU seconds.
+On a CPU every measurement is reduced, as preflight says; its times are CPU seconds of one thread,
+and each report says the load average it saw.
+
+``--smoke`` runs the same path in seconds: tiny builds (C1-1 at scale 0.002, the 3-shot episodes
+at 0.001), every model at the small size with small batches, eager, one timed update.
 """
 
 from __future__ import annotations
@@ -22,16 +27,20 @@ import tempfile
 from pathlib import Path
 
 GRID_CONFIG, EPISODE_CONFIG = "C1-1", "carc-systematicity-1860"
+#: The smoke's configs, the scale of their builds, and its batches (samples per update; MLC episodes).
+SMOKE = {"grid_config": "C1-1", "episode_config": "carc-3shot-1860", "scale": {"c1": 0.002, "carc": 0.001},
+         "batch": {"grids": 8, "episodes": 4}}
 
 
-def _data(folder: str | None, config: str, spec: str, scratch: Path) -> str:
-    """``folder``, or a fresh full-size build of ``config`` (from packaged spec ``spec``) under ``scratch``."""
+def _data(folder: str | None, config: str, spec: str, scratch: Path, scale: float = 1.0) -> str:
+    """``folder``, or a fresh build of ``config`` (from packaged spec ``spec``, full size unless ``scale``) under
+    ``scratch``."""
     if folder is not None:
         return folder
     from cogen.pipeline import build
 
     out = scratch / config
-    build(spec, out, workers=2, only=[config])
+    build(spec, out, workers=2, scale=scale, only=[config])
     return str(out)
 
 
@@ -74,19 +83,27 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--device", default="auto"), parser.add_argument("--compile", default="on")
     parser.add_argument("--steps", type=int, default=2), parser.add_argument("--json")
+    parser.add_argument("--smoke", action="store_true", help="small models on tiny builds, eager, in seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.grid_config, args.episode_config, args.compile, args.steps = \
+            SMOKE["grid_config"], SMOKE["episode_config"], "off", 1
     reports = []
     with tempfile.TemporaryDirectory() as scratch:
         for name in args.models.split(","):
             episodes = "input" not in MODELS[name].workload().COLUMNS     # MLC reads episodes, not grid pairs
-            data = _data(args.episodes, args.episode_config, "carc", Path(scratch)) if episodes else \
-                _data(args.grids, args.grid_config, args.grid_config.split("-")[0].lower(), Path(scratch))
+            spec = "carc" if episodes else args.grid_config.split("-")[0].lower()
+            scale = SMOKE["scale"][spec] if args.smoke else 1.0
+            data = _data(args.episodes, args.episode_config, spec, Path(scratch), scale) if episodes else \
+                _data(args.grids, args.grid_config, spec, Path(scratch), scale)
             config = args.episode_config if episodes else args.grid_config
             if episodes:
                 args.episodes = data
             else:
                 args.grids = data
-            report = preflight(RunConfig(name, data, config, device=args.device, compile=args.compile),
+            options = {"size": "small", "batch_size": SMOKE["batch"]["episodes" if episodes else "grids"]} \
+                if args.smoke else {}
+            report = preflight(RunConfig(name, data, config, device=args.device, compile=args.compile, **options),
                                steps=args.steps)
             reports.append(report)
             print(render(report), flush=True)

@@ -6,13 +6,14 @@
     python benchmarks/bench_build.py carc [SCALE]   # carc, every config, against sampling its pool once; peak RSS
     python benchmarks/bench_build.py memory         # peak RSS of a 10k and a 1M-sample build (one process)
     python benchmarks/bench_build.py suite [W]      # the paper suite c1-c3, g1-g5 at full size, W workers
+    python benchmarks/bench_build.py --smoke        # every mode on tiny sizes (seconds; the tests run it)
 
 Reference figures (public COGITAO code, single process, same kind of machine): A 114 samples/s,
 C 210/s, D 22/s, E 52/s; the reference needs hours for the suite. `cases` prints samples per
 wall second and per CPU second of the process (the second is steadier on a shared machine), the
 bare sampler's rate (``generate_rows`` on the same indices) beside it, and the CPU seconds of each
-build stage (:mod:`cogen.pipeline.stages`; polars encodes on threads of its own, whose time can
-land in the stage running beside it: the total is exact, the split approximate).
+build stage (:mod:`cogen.pipeline.stages`: the encoders' stage counts polars' encoding threads, the
+others the thread that runs them; ``other`` is the rest of the process's CPU time).
 
 ``floor`` is the least the build can cost, in units of the bare sampler, while grids are stored as
 ``list<list<int8>>``: sampling plus re-encoding the grid columns alone with the shard writer
@@ -269,26 +270,28 @@ def _child_cpu(command: list[str]) -> float:
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def startup() -> None:
+def startup(runs: int = 3, big: float = 0.1) -> None:
     """The fixed cost of a build: ``cogen build --config g1 --scale 0.001`` (520 samples, 25 shards)
     with 1 and 2 workers, CPU seconds of the whole process tree, best of 3; then the rate of a
-    52,000-sample G1 build with 2 workers, start-up included, against the reference's 210 samples/s."""
+    52,000-sample G1 build (``big``) with 2 workers, start-up included, against the reference's 210
+    samples/s. (``benchmarks/bench_startup.py`` pairs these with another checkout.)"""
     cogen = [sys.executable, "-m", "cogen", "build", "--config", "g1", "--force", "--no-progress"]
     with tempfile.TemporaryDirectory() as folder:
         subprocess.run(cogen + ["--scale", "0.001", "--out", f"{folder}/warm"], check=True, capture_output=True)
         for workers in (1, 2):
             best = min(_child_cpu(cogen + ["--scale", "0.001", "--workers", str(workers), "--out",
-                                           f"{folder}/w{workers}-{i}"]) for i in range(3))  # a new folder each time
+                                           f"{folder}/w{workers}-{i}"]) for i in range(runs))  # a new folder each time
             print(f"g1, 520 samples, {workers} worker{'s' if workers > 1 else ''}: {best:.2f} CPU s (user + sys)")
         wall, cpu = float("inf"), float("inf")
-        for i in range(3):
+        for i in range(runs):
             start = time.perf_counter()
-            cpu = min(cpu, _child_cpu(cogen + ["--scale", "0.1", "--workers", "2", "--out", f"{folder}/big{i}"]))
+            cpu = min(cpu, _child_cpu(cogen + ["--scale", str(big), "--workers", "2", "--out", f"{folder}/big{i}"]))
             wall = min(wall, time.perf_counter() - start)
-    rate = 52_000 / wall
-    print(f"g1, 52,000 samples, 2 workers: {wall:.2f} s wall, {rate:,.0f} samples/s = {rate / 210:.0f}x the "
-          f"reference's 210/s (best of 3, start-up included); {cpu:.2f} CPU s, so {52_000 / cpu * 2:,.0f} samples/s "
-          f"= {52_000 / cpu * 2 / 210:.0f}x on two idle cores")
+    samples = round(520_000 * big)
+    rate = samples / wall
+    print(f"g1, {samples:,} samples, 2 workers: {wall:.2f} s wall, {rate:,.0f} samples/s = {rate / 210:.0f}x the "
+          f"reference's 210/s (best of {runs}, start-up included); {cpu:.2f} CPU s, so {samples / cpu * 2:,.0f} "
+          f"samples/s = {samples / cpu * 2 / 210:.0f}x on two idle cores")
 
 
 def _peak_rss_child(n: int) -> None:
@@ -304,8 +307,8 @@ def _peak_rss_child(n: int) -> None:
     print(json.dumps({"samples": n, "seconds": round(seconds, 1), "peak_rss_mb": round(peak_mb)}))
 
 
-def memory() -> None:
-    for n in (10_000, 1_000_000):
+def memory(sizes: tuple[int, ...] = (10_000, 1_000_000)) -> None:
+    for n in sizes:
         out = subprocess.run([sys.executable, __file__, "_rss", str(n)], capture_output=True, text=True, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"case A, {row['samples']:>9} samples: peak RSS {row['peak_rss_mb']} MB ({row['seconds']} s)")
@@ -354,14 +357,14 @@ def carc(scale: float) -> None:
           f"list<list<int8>> grids can go below {floor:.1f}x sampling")
 
 
-def suite(workers: int) -> None:
+def suite(workers: int, scale: float = 1.0) -> None:
     from cogen.pipeline import build
 
     total_rows, start = 0, time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         for name in ("c1", "c2", "c3", "g1", "g2", "g3", "g4", "g5"):
             t = time.perf_counter()
-            report = build(name, Path(folder) / "suite", workers=workers)
+            report = build(name, Path(folder) / name, scale=scale, workers=workers)  # a folder holds one build
             rows = sum(sum(c.rows.values()) for c in report.configs)
             total_rows += rows
             print(f"{name}: {rows} samples in {time.perf_counter() - t:.1f} s")
@@ -370,9 +373,23 @@ def suite(workers: int) -> None:
           f"({total_rows / seconds:.0f} samples/s)")
 
 
+def smoke() -> None:
+    """Every mode on tiny sizes, one run each (the cases are floors and stages too)."""
+    from cogen.pipeline.parquet import POLARS_MIN_ROWS
+
+    cases(POLARS_MIN_ROWS + 500)
+    writer(2_000)
+    startup(runs=1, big=0.002)
+    carc(0.0005)
+    memory((2_000,))
+    suite(1, scale=0.0005)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "cases"
-    if mode == "cases":
+    if mode == "--smoke":
+        smoke()
+    elif mode == "cases":
         cases(int(sys.argv[2]) if len(sys.argv) > 2 else 100_000)
     elif mode == "writer":
         writer(int(sys.argv[2]) if len(sys.argv) > 2 else 50_000)

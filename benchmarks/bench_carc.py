@@ -4,6 +4,7 @@
                                                         # modes, carc_extended)
     python benchmarks/bench_carc.py build [W] [SCALE]   # the paper's 100,000 episodes plus the four
                                                         # systematicity splits, then every config, W workers
+    python benchmarks/bench_carc.py --smoke             # both on a few episodes (seconds; the tests run it)
 
 Reference (public mainlp/C-ARC ``gen_data.py``, carc_reference.md §9): 10.7 episodes per CPU-second,
 about 2.6 CPU-hours of generation for the paper's 100,000 episodes. Prints one JSON line per figure.
@@ -71,6 +72,10 @@ def _peak_rss_mb() -> int:
 
 
 def main(argv: list[str]) -> None:
+    if argv == ["--smoke"]:
+        episodes(200)
+        build_run(1, 0.0005)
+        return
     if not argv or argv[0] not in ("episodes", "build"):
         sys.exit(__doc__)
     if argv[0] == "episodes":

@@ -11,7 +11,8 @@ Prints
 In-process figures are CPU time (``time.process_time``), so a busy shared machine slows them
 less than wall-clock time would; the compile figures give both.
 
-Run: ``python benchmarks/bench_engine.py`` (``--quick`` for a smoke run).
+Run: ``python benchmarks/bench_engine.py`` (``--quick``: fewer objects and scenes; ``--smoke``: a few,
+and the warm start only, in seconds: the test suite runs it).
 """
 
 from __future__ import annotations
@@ -147,10 +148,14 @@ def scene_step(grids: list[np.ndarray], count: int) -> None:
               f"({accepted / count:.0%} valid)")
 
 
-def compile_times() -> None:
+def compile_times(cold: bool = True) -> None:
+    """The cold compile (a fresh NUMBA_CACHE_DIR) and the warm start of a second process (without ``cold``:
+    the warm start on the project's usual cache)."""
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        for label in ("cold compile (fresh NUMBA_CACHE_DIR)", "warm start (second process)"):
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache) if cold else dict(os.environ)
+        labels = ("cold compile (fresh NUMBA_CACHE_DIR)", "warm start (second process)") if cold else \
+            ("warm start (the usual cache)",)
+        for label in labels:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             out = subprocess.run([sys.executable, "-c", WARM_UP], env=env, check=True,
@@ -165,14 +170,16 @@ def compile_times() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer objects and scenes")
+    parser.add_argument("--smoke", action="store_true", help="a few objects and scenes, no cold compile (seconds)")
     args = parser.parse_args()
-    grids, source = bank_objects(2000 if args.quick else 25000)
+    objects, scenes = (200, 200) if args.smoke else (2000, 2000) if args.quick else (25000, 100000)
+    grids, source = bank_objects(objects)
     print(f"numba {numba.__version__}, numpy {np.__version__}; {source}\n")
-    per_transform(grids, repeats=1 if args.quick else 5)
+    per_transform(grids, repeats=1 if args.quick or args.smoke else 5)
     print()
-    scene_step(grids, 2000 if args.quick else 100000)
+    scene_step(grids, scenes)
     print()
-    compile_times()
+    compile_times(cold=not args.smoke)
 
 
 if __name__ == "__main__":

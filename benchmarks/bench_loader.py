@@ -2,6 +2,7 @@
 
     python benchmarks/bench_loader.py [FOLDER CONFIG]   # default: builds C1-1 at scale 0.02 in a temp folder
     python benchmarks/bench_loader.py memory FOLDER CONFIG
+    python benchmarks/bench_loader.py --smoke           # both on C1-1 at scale 0.002 (seconds; the tests run it)
 
 ``memory``: peak RSS of ``load_configs(FOLDER, [CONFIG])`` and of the same call with
 ``columns="cogitao-release"`` (int64 grids, converted a batch at a time), each in a fresh process
@@ -98,7 +99,14 @@ def memory(folder: Path, config: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "memory":
+    if sys.argv[1:] == ["--smoke"]:
+        from cogen.pipeline import build
+
+        with tempfile.TemporaryDirectory() as scratch:
+            build("c1", Path(scratch), scale=0.002, workers=1, only=["C1-1"])
+            main(Path(scratch), "C1-1")
+            memory(Path(scratch), "C1-1")
+    elif len(sys.argv) == 4 and sys.argv[1] == "memory":
         memory(Path(sys.argv[2]), sys.argv[3])
     elif len(sys.argv) == 3:
         main(Path(sys.argv[1]), sys.argv[2])

@@ -3,6 +3,7 @@
     python benchmarks/bench_stream.py cases [N]     # stream vs raw generate_rows, one core, N samples per case
     python benchmarks/bench_stream.py loader [N]    # torch DataLoader over a stream, 0 and 2 workers
     python benchmarks/bench_stream.py memory [N]    # peak RSS while streaming N samples (default 10 million)
+    python benchmarks/bench_stream.py --smoke       # every mode on a few batches (seconds: the test suite runs it)
 
 Cases A, C, D, E are those of `benchmarks/bench_build.py` (cogitao_reference §8.3). The stream
 must make at least 150,000 samples/s on one core for A and C, within 25 % of the raw sampler.
@@ -49,7 +50,7 @@ def cases(n: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for case in CASES:
             stream = _stream(Path(folder), case)
-            job = stream.job
+            job = stream.source.job  # the raw sampler's job for the same split
             raw = _rate(lambda b, job=job: len(generate_rows(job, np.arange(b * BATCH, (b + 1) * BATCH))["ok"]), n)
             streamed = _rate(lambda b, stream=stream: len(stream.batch(b)["index"]), n)
             print(f"{case:5} {CASES[case][0]:58} {raw:>9,.0f} {streamed:>9,.0f} {streamed / raw:>9.0%}")
@@ -84,7 +85,19 @@ def memory(n: int) -> None:
 
 DEFAULTS = {"cases": 200_000, "loader": 200_000, "memory": 10_000_000}
 
+def smoke() -> None:
+    """Every mode, a batch or two each (``loader`` only where torch is installed)."""
+    import importlib.util
+
+    cases(BATCH)
+    memory(2 * BATCH)
+    if importlib.util.find_spec("torch") is not None:
+        loader(BATCH)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--smoke"]:
+        sys.exit(smoke())
     mode = sys.argv[1] if len(sys.argv) > 1 else "cases"
     if mode not in DEFAULTS or len(sys.argv) > 3 or (len(sys.argv) == 3 and not sys.argv[2].isdigit()):
         sys.exit(__doc__.split("\n\n")[1])

@@ -1,6 +1,7 @@
 """Sequential COGITAO and COGITAO-RGB against the plain build of the same spec: samples/s, bytes per sample.
 
     python benchmarks/bench_variants.py [N]     # C1-1 (train), N samples (default 20,000), one process
+    python benchmarks/bench_variants.py --smoke # N = 300 (seconds; the tests run it)
 
 Measures, each the best of 3 runs: the sampler alone (``generate_rows`` with and without frames,
 CPU seconds of the process); ``cogen build`` end to end, plain, sequential and RGB (128x128 PNG),
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from bench_build import _is_grid, grid_encoding_cpu
 
-C1 = "split_specs/c1.yaml"
+C1 = Path(__file__).resolve().parents[1] / "split_specs" / "c1.yaml"
 
 
 def _spec(folder: Path, n: int, variant: str) -> Path:
@@ -123,7 +124,7 @@ def render_rate(n: int) -> dict[str, tuple[float, float]]:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
+    n = 300 if sys.argv[1:] == ["--smoke"] else int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
     if sys.argv[2:] == ["build"]:  # the build measure alone
         print(build_rate(n))
         return

@@ -3,6 +3,8 @@
     python benchmarks/bench_verify.py time FOLDER [R]       # verify, then verify --full, R runs each
     python benchmarks/bench_verify.py flips FOLDER [N] [S]  # N flipped bytes (seed S) in a validation shard
     python benchmarks/bench_verify.py levels FOLDER [W] [R] # `cogen build` into FOLDER, then every verify level
+    python benchmarks/bench_verify.py paired FOLDER BASE [P] [W]  # default level: BASE's cogen vs this one, P pairs
+    python benchmarks/bench_verify.py --smoke               # every mode on a tiny build (checks the script runs)
 
 ``time`` runs each verification in a fresh process and prints the seconds of the ``verify`` call
 (interpreter start excluded) and the process's peak RSS. For the issue-18 numbers, FOLDER is the
@@ -15,6 +17,13 @@ row group decoded, the family's checks, outputs re-derived on a sample, two shar
 *replay* (``--full``: every row's outputs re-derived) and *regenerate* (``--regenerate``, W
 workers: every shard and the object bank rebuilt and compared). It prints wall seconds, CPU
 seconds (the process and its workers) and peak RSS, beside the build's, best of R.
+
+``paired`` compares the default level of two cogen trees (issue 36): BASE is another checkout of
+cogen (its ``cogen/`` is imported through ``PYTHONPATH``, e.g. ``git archive main | tar -x -C BASE``).
+Each tree builds the default C1 suite into a folder of its own under FOLDER (which must not exist;
+W workers, CPU seconds of the build and its workers), then P pairs of ``cogen verify`` (the default
+level, each run in a fresh process) alternate which tree goes first. It prints each pair's CPU
+seconds, then the medians and their ratio to each tree's build.
 
 ``flips`` repeats the experiment of issue 18: copy one config of FOLDER (``--config``-like first
 config, the whole config: its shards, manifest and preview, with a card written by ``cogen
@@ -118,6 +127,63 @@ def levels(folder: Path, workers: int, repeat: int) -> None:
               f"{row['failed']} failed")
 
 
+def _build_with(tree: Path | None, folder: Path, workers: int, spec: list[str]) -> float:
+    """CPU seconds of ``cogen build`` (default: the C1 suite) into ``folder`` with the cogen of ``tree``."""
+    before = _cpu_seconds()
+    subprocess.run([sys.executable, "-m", "cogen", "build", *spec, "--out", str(folder), "--workers", str(workers),
+                    "--no-progress"], env=_env(tree), check=True, capture_output=True)
+    return _cpu_seconds() - before
+
+
+def _env(tree: Path | None) -> dict[str, str]:
+    return {**ENV, "PYTHONPATH": str(tree)} if tree is not None else ENV
+
+
+def _default_level(tree: Path | None, folder: Path, workers: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "_level", str(folder), "decode", str(workers)], env=_env(tree),
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def paired(folder: Path, base: Path, pairs: int, workers: int, spec: list[str] | None = None) -> None:
+    import statistics
+
+    if folder.exists():
+        sys.exit(f"{folder} exists: paired builds into a new folder")
+    folder.mkdir(parents=True)
+    trees = {"base": base.resolve(), "this": Path(__file__).resolve().parents[1]}
+    built = {name: _build_with(tree, folder / name, workers, spec or []) for name, tree in trees.items()}
+    print(f"load {os.getloadavg()[0]:.1f}; cogen build {' '.join(spec or ['(c1, 520,000 rows)'])}, {workers} workers: "
+          + ", ".join(f"{name} {cpu:.1f} CPU s" for name, cpu in built.items()))
+    runs: dict[str, list[float]] = {name: [] for name in trees}
+    for number in range(pairs):
+        order = list(trees) if number % 2 == 0 else list(trees)[::-1]
+        row = {name: _default_level(trees[name], folder / name, workers) for name in order}
+        for name in trees:
+            runs[name].append(row[name]["cpu"])
+        print(f"pair {number + 1}: " + ", ".join(f"{name} {row[name]['cpu']:.1f} CPU s ({row[name]['checks']} checks, "
+                                                 f"{row[name]['failed']} failed)" for name in order), flush=True)
+    for name in trees:
+        median = statistics.median(runs[name])
+        print(f"{name:>4}: median {median:.1f} CPU s over {pairs} runs ({min(runs[name]):.1f}-{max(runs[name]):.1f}), "
+              f"{median / built[name]:.2f} x its build's {built[name]:.1f} CPU s")
+
+
+def smoke() -> None:
+    """Every mode on a tiny build, once: the numbers mean nothing, the script must run."""
+    tiny = ["--config", "c1", "--scale", "0.002", "--only", "C1-1"]
+    with tempfile.TemporaryDirectory(prefix="bench-verify-smoke-") as scratch:
+        scratch = Path(scratch)
+        _build_with(None, scratch / "built", 1, tiny)
+        timing(scratch / "built", 1)
+        flips(scratch / "built", 2, 18)
+        paired(scratch / "paired", Path(__file__).resolve().parents[1], 1, 1, tiny)
+        for level in LEVELS:
+            row = json.loads(subprocess.run([sys.executable, __file__, "_level", str(scratch / "built"), level, "1"],
+                                            env=ENV, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+            print(f"{level}: {row['cpu']} CPU s, {row['checks']} checks, {row['failed']} failed")
+
+
 def _one_config(folder: Path, scratch: Path) -> tuple[Path, str]:
     """A copy of the first config of ``folder`` with its own card; returns (copy, validation shard)."""
     manifest_file = sorted((folder / "manifests").glob("*.json"))[0]
@@ -179,5 +245,10 @@ if __name__ == "__main__":
         levels(Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 2, int(sys.argv[4]) if len(sys.argv) > 4 else 1)
     elif mode == "_level":
         _level_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif mode == "paired" and len(sys.argv) > 3:
+        paired(Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 5,
+               int(sys.argv[5]) if len(sys.argv) > 5 else 2)
+    elif mode == "--smoke":
+        smoke()
     else:
         sys.exit(__doc__)

@@ -3,6 +3,7 @@ server's CPU time and peak memory (run it on a machine as quiet as you can get).
 
     cogen build --config C1-1 --out c1                        # 104,000 rows; train holds 100,000
     python benchmarks/bench_view.py c1 --config C1-1 --split train [--predictions preds.jsonl] [--browser]
+    python benchmarks/bench_view.py --smoke      # one server on C1-1 built at scale 0.002 (seconds; the tests run it)
 
 Each number is the best of ``--repeats`` fresh servers. *first page* is the wall time from
 starting ``cogen view`` to the first page's rows answered (``/api/info`` then ``/api/rows``), what
@@ -92,7 +93,21 @@ def one_run(folder: str, config: str, split: str, predictions: str | None, brows
         process.communicate(timeout=60)
 
 
+def smoke() -> None:
+    """One fresh server on C1-1 built at scale 0.002, no browser."""
+    import tempfile
+
+    from cogen.pipeline import build
+
+    with tempfile.TemporaryDirectory() as scratch:
+        build("c1", scratch, scale=0.002, workers=1, only=["C1-1"])
+        for key, value in one_run(scratch, "C1-1", "train", None).items():
+            print(f"{key:28s} {value:,.3f}" if isinstance(value, float) else f"{key:28s} {value:,}")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--smoke"]:
+        return smoke()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder")
     parser.add_argument("--config", required=True)

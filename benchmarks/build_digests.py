@@ -4,6 +4,7 @@ unchanged" is checked by running this before and after and comparing the two JSO
     python benchmarks/build_digests.py OUT.json [--scale 0.002] [--seed 7] [--workers 2] [--specs c1 c2 ...]
         [--ignore-code]
     python benchmarks/build_digests.py --compare BEFORE.json AFTER.json
+    python benchmarks/build_digests.py --smoke     # c1 and programs twice, compared (seconds; the tests run it)
 
 Each spec is built with ``cogen build`` into its own folder under a temporary directory; every file
 of the folder (shards, manifests, card, previews) is hashed, keyed by ``<spec>/<relative path>``.
@@ -91,7 +92,11 @@ def main() -> int:
     parser.add_argument("--specs", nargs="+", default=list(SPECS))
     parser.add_argument("--ignore-code", action="store_true",
                         help="hash manifests without cogen's code digest (for refactors that move code)")
+    parser.add_argument("--smoke", action="store_true", help="c1 and programs at scale 0.001, built twice and compared")
     args = parser.parse_args()
+    if args.smoke:
+        runs = [build_all(["c1", "programs"], 0.001, args.seed, workers, ignore_code=True) for workers in (1, 2)]
+        return compare(*runs)
     if args.compare:
         return compare(*(json.loads(Path(p).read_text()) for p in args.compare))
     if not args.out:

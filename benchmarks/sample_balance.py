@@ -1,6 +1,7 @@
 """What the COGITAO samples hold: no-op shares, attempts, object counts and object heights.
 
     python benchmarks/sample_balance.py [SPEC ...] [--train N] [--ood N] [--json FILE]
+    python benchmarks/sample_balance.py --smoke     # g5 and s, 200 samples each (seconds; the tests run it)
 
 For every experiment of the packaged COGITAO specs (default: the paper-text suite c1-c3, g1-g5
 and S-4; `as_run/c1` ... for the as-run specs), draws the first N samples of `train` and `test_ood` with the pure sample function (no
@@ -86,7 +87,10 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--ood", type=int, default=2_000)
     parser.add_argument("--widths", action="store_true", help="also print the shares of object widths")
     parser.add_argument("--json", help="also write every figure to this file")
+    parser.add_argument("--smoke", action="store_true", help="g5 and s (counts, heights, S-4), 200 samples each")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.specs, args.train, args.ood = ["g5", "s"], 200, 200
     everything = {}
     print(f"{'config split':22} {'noop':>6} {'would':>6} {'att/s':>7} {'redraws':>7}  counts / heights")
     for name in args.specs:

@@ -130,7 +130,9 @@ class Builder(Protocol):
     config's build inputs, :mod:`cogen.folder.inputs`); ``rows()`` the rows the build writes (for
     the memory estimate); ``settings_from_manifests(manifests)``, a class method, the settings
     that built configs were made from, grouped so one :meth:`prepare` per setting regenerates
-    them (``cogen verify --regenerate``).
+    them (``cogen verify --regenerate``). Optionally, ``split_sizes(config)`` gives the rows of each
+    split of a config when the spec decides them without sampling (``cogen verify`` then compares
+    them with the manifest at every level; empty, or left out, when only the first pass knows them).
     """
 
     family: str

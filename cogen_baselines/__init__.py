@@ -8,8 +8,9 @@ package; it reads data only through the public paths (:mod:`cogen.io`, :mod:`cog
 :mod:`cogen.eval`, :mod:`cogen.stream`) and writes predictions that ``cogen eval``
 scores. Importing the package is cheap: torch loads with the first name used from it.
 
-* :func:`train`           one run (model, data, config, seed) into a run folder: the paper's protocol,
-  checkpoints of three rules, predictions of each test split, ``cogen eval`` scores
+* :func:`train`           one run (model, data, config, seed) into a run folder: the paper's protocol
+  (the authors' code's where it and the text differ), checkpoints of five rules, predictions of
+  each test split, ``cogen eval`` scores, and how the run departs from the paper's protocol
 * :class:`RunConfig`      what a run is
 * :func:`run_suite`       models x settings x seeds, optionally side by side
 * :func:`results_table`   the paper's Table 1 layout of finished runs, beside the paper's numbers

@@ -17,7 +17,8 @@ from cogen_baselines.errors import BaselineError, DeviceError
 __all__ = ["CHOICES", "RunConfig", "default_run_dir", "resolve_device"]
 
 #: Allowed values of the string options.
-CHOICES = {"task_codes": ("auto", "on", "off"), "compile": ("auto", "on", "off"), "precision": PRECISIONS}
+CHOICES = {"task_codes": ("auto", "on", "off"), "compile": ("auto", "on", "off"), "precision": PRECISIONS,
+           "follow": ("code", "text")}
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,8 @@ class RunConfig:
     (:mod:`cogen_baselines.amp`). ``grad_accum``: micro-batches per optimiser update (default: the
     model's; the update still sees the paper's batch, only memory changes). ``stream``: the spec
     the data was built from; every epoch then trains on fresh samples of the config's stream
-    (grid models only).
+    (grid models only). ``follow``: where the paper's text and the authors' code differ, ``code``
+    (the default: what produced the paper's numbers) or ``text`` (:data:`cogen_baselines.registry.FOLLOW`).
     """
 
     model: str
@@ -50,6 +52,7 @@ class RunConfig:
     stream: str | None = None
     precision: str = "auto"
     grad_accum: int | None = None
+    follow: str = "code"
 
     def check(self) -> None:
         """Refuse impossible values with a message that names the option and the fix."""
@@ -70,7 +73,8 @@ class RunConfig:
         if Path(data).expanduser().exists():
             data = str(Path(data).expanduser().resolve())
         run = replace(self, data=data, device=str(device), epochs=self.epochs or default_epochs or card.epochs,
-                      batch_size=self.batch_size or card.batch_size, grad_accum=self.grad_accum or card.grad_accum,
+                      batch_size=self.batch_size or card.setting("batch_size", self.follow),
+                      grad_accum=self.grad_accum or card.grad_accum,
                       precision=resolve_precision(self.precision, device))
         update = run.batch_size * card.accumulate
         if update % run.grad_accum:

@@ -5,7 +5,10 @@ episodes becomes MLC's token layout (:mod:`cogen_baselines.models.mlc`) on the d
 over episodes and queries (:func:`episode_tokens`; the tests check it against cogen's MLC export).
 Training adds the copy task (every study pair is also a query) and the target noise (each
 real query's output cell is redrawn uniformly from 0-9 with probability 0.001). Validation and
-predictions use the real queries only; predictions carry ``cogen eval``'s query ids.
+predictions use the real queries only; predictions carry ``cogen eval``'s query ids. Every test
+split gets two predictions files: the greedy decoding (``<split>.jsonl``, what the model outputs)
+and the argmax under the gold prefix (``<split>.teacher_forced.jsonl``, what the MLC paper's code
+scores: the same exact match, but the colour and shape accuracies of the paper).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import torch
 from cogen.errors import DataError
 from cogen_baselines.amp import autocast
 from cogen_baselines.errors import BaselineError
-from cogen_baselines.evaluate import write_records
+from cogen_baselines.evaluate import score, write_records
 from cogen_baselines.models.mlc import EOS, IO_SEP, PATCH_OFFSET, SOS, SUP_SEP, VOCAB_SIZE, encoder_length
 from cogen_baselines.workload import check_fits, check_stream
 
@@ -127,6 +130,13 @@ def _read(data, config: str, split: str, limit: int | None, device) -> EpisodeSp
     return EpisodeSplit(split, grids, [str(i) for i in table.column("id").to_pylist()])
 
 
+def _write_tokens(path: Path, ids, tokens: np.ndarray) -> None:
+    """Write the grids of predicted patch tokens under ``ids`` (None where a token is not a patch: malformed)."""
+    valid = ((tokens >= PATCH_OFFSET) & (tokens < VOCAB_SIZE)).all(axis=1)
+    grids = grids_of(np.where(valid[:, None], tokens, PATCH_OFFSET))
+    write_records(path, ((name, grid if ok else None) for name, grid, ok in zip(ids, grids, valid, strict=True)))
+
+
 class MLCWorkload:
     """Train and evaluate the MLC model on one config of episodes."""
 
@@ -166,6 +176,11 @@ class MLCWorkload:
     def default_epochs(cls, manifest: Mapping) -> int:
         return default_epochs(manifest)
 
+    @classmethod
+    def paper_rows(cls) -> None:
+        """The MLC paper's splits differ per seed (its Table 7): judged by the build's scale only."""
+        return None
+
     def start_epoch(self, epoch: int) -> None:
         """Every epoch trains on the stored episodes (nothing to draw)."""
 
@@ -182,11 +197,12 @@ class MLCWorkload:
         return self.train.tokens(rows, self.copy_task, self.noise)
 
     def _scan(self, model, split: EpisodeSplit, keep: bool):
-        """Mean loss, exact match and (``keep``) the predicted tokens of every query; one host copy at the end."""
+        """Mean loss, exact match and (``keep``) the predicted tokens of every query, greedy and teacher-forced;
+        one host copy at the end."""
         device = split.grids["study_inputs"].device
         loss_sum = torch.zeros((), device=device, dtype=torch.float64)
         correct = torch.zeros((), device=device, dtype=torch.int64)
-        kept = []
+        kept, forced = [], []
         was_training = model.training
         model.eval()
         with torch.inference_mode(), autocast(device, self.precision):
@@ -197,9 +213,10 @@ class MLCWorkload:
                 correct += (predicted == batch.target[:, :-1]).all(dim=1).sum()
                 if keep:
                     kept.append(predicted)
+                    forced.append(model.teacher_forced(batch.encoder, batch.decoder_input))
         model.train(was_training)
         count = max(1, len(split) * split.queries)
-        tokens = torch.cat(kept).cpu().numpy() if kept else None
+        tokens = (torch.cat(kept).cpu().numpy(), torch.cat(forced).cpu().numpy()) if kept else (None, None)
         return float(loss_sum) / count, int(correct) / count, tokens
 
     def validate(self, model) -> dict[str, float]:
@@ -213,14 +230,17 @@ class MLCWorkload:
         """Write the greedy predictions of every query of ``split`` under ``cogen eval``'s query ids."""
         from cogen.eval import expected_ids
         from cogen.folder import read_split
+        from cogen_baselines.workload import headlines
 
         data = self.splits[split]
-        loss, accuracy, tokens = self._scan(model, data, keep=True)
-        valid = ((tokens >= PATCH_OFFSET) & (tokens < VOCAB_SIZE)).all(axis=1)
-        grids = grids_of(np.where(valid[:, None], tokens, PATCH_OFFSET))
-        ids = expected_ids(read_split(*self.source, split))[: len(grids)]   # cogen eval's ids, row-major
-        write_records(path, ((name, grid if ok else None) for name, grid, ok in zip(ids, grids, valid, strict=True)))
-        return {"loss": loss, "padded_grid_accuracy": accuracy}
+        loss, accuracy, (greedy, forced) = self._scan(model, data, keep=True)
+        ids = expected_ids(read_split(*self.source, split))[: len(greedy)]   # cogen eval's ids, row-major
+        _write_tokens(path, ids, greedy)
+        teacher = path.with_name(f"{split}.teacher_forced.jsonl")
+        _write_tokens(teacher, ids, forced)
+        metrics = score(*self.source, split, teacher, teacher.with_name(f"{split}.teacher_forced.eval.json"))
+        return {"loss": loss, "padded_grid_accuracy": accuracy,
+                "teacher_forced": {name: metrics.get(name) for name in headlines(self.manifest)}}
 
     def loaded_rows(self) -> dict[str, int]:
         """Episodes of each split held on the device."""

@@ -30,6 +30,7 @@ class ScanResult:
     loss: float
     accuracy: float                 # exact match of the whole padded grid (the paper's grid accuracy)
     predictions: np.ndarray | None  # (N, H, W) uint8 predicted grids or canvases, when asked for
+    cell_accuracy: float = float("nan")  # share of right cells of the padded grids (the LLaDA branch's accuracy)
 
 
 def scan(model, split, batch_size: int, seed: int, keep: bool = False, precision: str = "auto") -> ScanResult:
@@ -43,6 +44,7 @@ def scan(model, split, batch_size: int, seed: int, keep: bool = False, precision
     generator = torch.Generator(device=device).manual_seed(seed)
     loss_sum = torch.zeros((), device=device, dtype=torch.float64)
     correct = torch.zeros((), device=device, dtype=torch.int64)
+    cells = torch.zeros((), device=device, dtype=torch.int64)
     kept = []
     was_training = model.training
     model.eval()
@@ -51,13 +53,16 @@ def scan(model, split, batch_size: int, seed: int, keep: bool = False, precision
             batch = split.batch(slice(start, start + batch_size))
             losses, predictions = model.evaluate(batch, generator)
             loss_sum += losses.double().sum()
-            correct += (predictions == batch.targets).flatten(1).all(dim=1).sum()
+            right = (predictions == batch.targets).flatten(1)
+            correct += right.all(dim=1).sum()
+            cells += right.sum()
             if keep:
                 kept.append(predictions.to(torch.uint8))
     model.train(was_training)
     count = max(1, len(split))
     predictions = torch.cat(kept).cpu().numpy() if keep and kept else None
-    return ScanResult(float(loss_sum) / count, float(correct) / count, predictions)
+    per_grid = max(1, split.targets[0].numel()) if len(split) else 1
+    return ScanResult(float(loss_sum) / count, float(correct) / count, predictions, float(cells) / (count * per_grid))
 
 
 def grids_from_canvases(canvases: np.ndarray) -> list[np.ndarray]:

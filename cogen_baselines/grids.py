@@ -75,6 +75,13 @@ class GridWorkload:
         """The paper's epochs do not depend on the experiment (the card's apply)."""
         return None
 
+    @classmethod
+    def paper_rows(cls) -> Mapping[str, int]:
+        """The rows of the grid paper's splits (100,000 training samples, 1,000 per test split)."""
+        from cogen_baselines.paper import GRID_ROWS
+
+        return GRID_ROWS
+
     def start_epoch(self, epoch: int) -> None:
         """With a stream, epoch ``e`` trains on its samples ``(e - 1) * n`` to ``e * n - 1`` (``n``: the
         training split's size), none of which repeats a stored validation or test pair."""
@@ -104,13 +111,14 @@ class GridWorkload:
         return self.train.batch(rows)
 
     def validate(self, model) -> dict[str, float]:
-        """Loss and padded grid accuracy on each validation split (``val_*``, ``val_ood_*``)."""
+        """Loss, padded grid accuracy and cell accuracy on each validation split (``val_*``, ``val_ood_*``)."""
         record = {}
         for split, key in VALIDATION_KEYS.items():
             if split in self.experiment.splits:
                 result = scan(model, self.experiment.splits[split], self.eval_batch_size, self.seed,
                               precision=self.precision)
                 record[f"{key}_loss"], record[f"{key}_accuracy"] = result.loss, result.accuracy
+                record[f"{key}_cell_accuracy"] = result.cell_accuracy
         return record
 
     def predict(self, model, split: str, path: Path) -> dict[str, float]:

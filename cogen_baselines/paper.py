@@ -1,3 +1,13 @@
+"""The papers' numbers and protocol facts that results tables compare runs with.
+
+``TABLE_1``: the grid paper's Table 1 (setting -> model -> (ID, OOD) test grid accuracy, %);
+``EXPERIMENTS``: its Tables 5-8 per experiment; ``MLC_TABLE_1``: the MLC paper's Table 1;
+``GRID_ROWS``: the rows of the grid paper's splits (App. J).
+"""
+
+#: Rows of the grid paper's splits (App. J: 100,000 training samples; 1,000 per validation and test split).
+GRID_ROWS = {"train": 100_000, "test": 1_000, "test_ood": 1_000}
+
 TABLE_1 = {
     "C1": {"resnet": (2.58, 0.0), "vanilla-tf": (16.5, 0.0), "grid-tf": (59.8, 0.0), "pl-tf": (81.0, 0.1), "llada": (44.9, 0.0)},
     "C2": {"resnet": (4.28, 0.0), "vanilla-tf": (17.8, 0.0), "grid-tf": (68.5, 0.0), "pl-tf": (79.0, 0.1), "llada": (46.2, 0.0)},

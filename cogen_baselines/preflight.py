@@ -7,7 +7,7 @@ compile included. It reports:
 
 * **time**: the first update (compilation included), the steady update, their difference (compile
   time), one validation pass, and the estimated time of the full paper-protocol run on this device
-  (updates x steady update + validations + the test predictions of three checkpoint rules);
+  (updates x steady update + validations + the test predictions of every checkpoint rule);
 * **memory**: the peak of live tensor storage of one update, measured by :class:`LiveMemory` at two
   small micro-batches in the precision the GPU run uses, fitted as ``fixed + per-sample x batch``
   (a measured per-sample activation size) and extrapolated to the run's micro-batch, plus the
@@ -20,14 +20,19 @@ compile included. It reports:
   spec's eager H100 stand-ins reached (:data:`GPU_TFLOPS`): arithmetic, labelled as an estimate.
 
 On a CPU it runs the same at a reduced micro-batch (1/:data:`REDUCTION` of the run's) and scales
-the step time linearly to the paper's batch, and says so; its times are CPU seconds of the process
-(all threads, and the C++ compiler Inductor runs), so other jobs on a shared machine do not inflate
-them. On CUDA they are wall-clock seconds after a device synchronisation.
+the step time linearly to the paper's batch, and says so. Its times are CPU seconds of the process
+(and of the C++ compiler Inductor runs), measured with one torch thread, the steady update being
+the fastest of the timed ones: on a loaded machine, several threads' CPU time grows with the load
+(threads spin while they wait for each other; baselines-4 measured 4.5x at a load average of 8-12
+against 2), one thread's and the fastest update's hardly do. The report also says the load
+average it saw. On CUDA they are wall-clock seconds after a device synchronisation.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import resource
 import time
 from dataclasses import replace
@@ -38,6 +43,7 @@ from cogen_baselines.amp import resolve_precision
 from cogen_baselines.config import RunConfig
 from cogen_baselines.models.base import count_parameters
 from cogen_baselines.probes import HostSyncs, LiveMemory
+from cogen_baselines.protocol import RULES
 from cogen_baselines.run import load_workload, protocol_of, resolve_run
 from cogen_baselines.train import Trainer
 
@@ -71,15 +77,31 @@ def _clock(device: torch.device) -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _in_process_compile(device: torch.device):
-    """On a CPU, Inductor compiles in this process (no worker pool), so its compiler's time is counted."""
-    import contextlib
-
+@contextlib.contextmanager
+def _cpu_timing(device: torch.device):
+    """On a CPU: one torch thread (its CPU time does not grow with the machine's load as several threads'
+    does), and Inductor compiling in this process (no worker pool), so its compiler's time is counted."""
     if device.type == "cuda":
-        return contextlib.nullcontext()
+        yield
+        return
     import torch._inductor.config as inductor
 
-    return inductor.patch(compile_threads=1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with inductor.patch(compile_threads=1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _load() -> dict:
+    """The machine's load when measuring: 1-minute load average and CPU count."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:   # not every platform has one
+        load = None
+    return {"load_average": load, "cpus": os.cpu_count()}
 
 
 def _rows(update: int, size: int, workload, device) -> torch.Tensor:
@@ -88,40 +110,60 @@ def _rows(update: int, size: int, workload, device) -> torch.Tensor:
 
 def _fresh_trainer(card, run, workload, device, protocol, seed_offset: int = 0):
     torch.manual_seed(run.seed + seed_offset)
-    model = card.build(workload.model_input, run.size).to(device)
+    model = card.build(workload.model_input, run.size, run.follow).to(device)
     return model, Trainer(model, protocol, device, total_updates=10**6, updates_per_epoch=10**4)
 
 
 def _timed(trainer: Trainer, workload, protocol, device, steps: int) -> dict:
-    """Seconds of the first update (compilation included) and of the steady ones; CUDA's peak."""
+    """Seconds of the first update (compilation included) and of the steady ones (on CUDA their mean; on a
+    CPU the fastest, the least disturbed by other jobs); CUDA's peak."""
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    _sync(device)
-    start = _clock(device)
-    trainer.update(workload, _rows(0, protocol.batch_size, workload, device))
-    _sync(device)
-    first = _clock(device) - start
-    start = _clock(device)
-    for update in range(1, steps + 1):
+    times = []
+    for update in range(steps + 1):
+        _sync(device)
+        start = _clock(device)
         trainer.update(workload, _rows(update, protocol.batch_size, workload, device))
-    _sync(device)
-    steady = (_clock(device) - start) / steps
+        _sync(device)
+        times.append(_clock(device) - start)
+    steady = times[1:]
     peak = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None
-    return {"first_update_s": first, "update_s": steady, "measured_peak_bytes": peak}
+    return {"first_update_s": times[0], "update_s": sum(steady) / len(steady) if device.type == "cuda" else min(steady),
+            "measured_peak_bytes": peak, "timing_threads": torch.get_num_threads(), **_load()}
+
+
+@contextlib.contextmanager
+def _fused_attention(model, device: torch.device):
+    """Off CUDA, attention-probability dropout makes ``scaled_dot_product_attention`` take its math path,
+    which holds the (L x L) probabilities; CUDA's fused kernels apply the dropout inside and hold none.
+    So that a CPU measures what the GPU run holds, its probe runs attention without that dropout (the
+    feed-forward's dropout masks are still counted)."""
+    from cogen_baselines.models.layers import Attention
+
+    layers = [m for m in model.modules() if isinstance(m, Attention) and m.dropout] if device.type != "cuda" else []
+    rates = [layer.dropout for layer in layers]
+    for layer in layers:
+        layer.dropout = 0.0
+    try:
+        yield
+    finally:
+        for layer, rate in zip(layers, rates, strict=True):
+            layer.dropout = rate
 
 
 def _live_peak(card, run, workload, device, protocol, micro: int) -> tuple[int, float]:
     """Peak live bytes and FLOPs of one eager update of ``micro`` samples (after a first one made the
-    optimiser's state)."""
+    optimiser's state), attention as CUDA runs it (:func:`_fused_attention`)."""
     from torch.utils.flop_counter import FlopCounterMode
 
     probe = replace(protocol, batch_size=micro, accumulate=1, compile=False)
     model, trainer = _fresh_trainer(card, run, workload, device, probe, seed_offset=1)
-    trainer.update(workload, _rows(0, micro, workload, device))
-    state = [t for s in trainer.optimizer.state.values() for t in s.values() if isinstance(t, torch.Tensor)]
-    flops = FlopCounterMode(display=False)
-    with LiveMemory([*model.parameters(), *model.buffers(), *state]) as live, flops:
-        trainer.update(workload, _rows(1, micro, workload, device))
+    with _fused_attention(model, device):
+        trainer.update(workload, _rows(0, micro, workload, device))
+        state = [t for s in trainer.optimizer.state.values() for t in s.values() if isinstance(t, torch.Tensor)]
+        flops = FlopCounterMode(display=False)
+        with LiveMemory([*model.parameters(), *model.buffers(), *state]) as live, flops:
+            trainer.update(workload, _rows(1, micro, workload, device))
     return live.peak, flops.get_total_flops()
 
 
@@ -166,13 +208,14 @@ def _validation_seconds(model, workload, device) -> float:
 
 
 def _run_seconds(card, run, protocol, manifest, workload, update_s: float, row_s: float) -> dict:
-    """The full paper-protocol run on this device: updates, validations and three rules' test predictions."""
+    """The full paper-protocol run on this device: updates, validations and the test predictions of every rule
+    (at most: rules that pick the same epoch share them)."""
     full = _split_rows(manifest, workload)
     train_rows = min(full.get("train", 0), run.train_samples or math.inf)
     updates = run.epochs * math.ceil(train_rows / protocol.batch_size)
     validations = sum(1 for e in range(1, run.epochs + 1) if e % card.validate_every == 0 or e == run.epochs)
     validation = validations * sum(full.get(name, 0) for name in workload.validation_splits) * row_s
-    test = 3 * sum(full.get(name, 0) for name in workload.test_splits) * row_s
+    test = len(RULES) * sum(full.get(name, 0) for name in workload.test_splits) * row_s
     return {"train_rows": int(train_rows), "updates": updates, "train_s": updates * update_s,
             "validation_s": validation, "test_s": test, "total_s": updates * update_s + validation + test}
 
@@ -195,7 +238,7 @@ def _measured(protocol, device: torch.device):
 
 def _timing(trainer: Trainer, workload, protocol, device: torch.device, steps: int) -> dict:
     try:
-        with _in_process_compile(device):
+        with _cpu_timing(device):
             return _timed(trainer, workload, protocol, device, steps)
     except torch.OutOfMemoryError:
         torch.cuda.empty_cache()
@@ -215,7 +258,9 @@ def _estimates(card, run, protocol, measured, manifest, workload, model, timing:
     if "update_s" not in timing:
         return {"gpu_estimate": None}
     update_s = timing["update_s"] * protocol.batch_size / measured.batch_size
-    row_s = _validation_seconds(model, workload, next(model.parameters()).device)
+    device = next(model.parameters()).device
+    with _cpu_timing(device):
+        row_s = _validation_seconds(model, workload, device)
     full = _run_seconds(card, run, protocol, manifest, workload, update_s, row_s)
     return {"update_s_at_run_batch": update_s, "validation_s_per_row": row_s, "run": full,
             "gpu_estimate": _gpu_estimate(memory, protocol, full)}
@@ -277,7 +322,7 @@ def _timing_lines(report: dict) -> list[str]:
         f"validation {1000 * report['validation_s_per_row']:.1f} ms per row",
         f"full run on this device (estimate): {_duration(run['total_s'])} = {run['updates']:,} updates over "
         f"{run['train_rows']:,} rows ({_duration(run['train_s'])}) + validation ({_duration(run['validation_s'])}) + "
-        f"test predictions of 3 rules ({_duration(run['test_s'])}); compile not included",
+        f"test predictions of up to {len(RULES)} rules ({_duration(run['test_s'])}); compile not included",
     ]
 
 
@@ -308,9 +353,13 @@ def render(report: dict) -> str:
         f"(the paper: batch {report['paper_batch']} x accumulation {report['paper_accumulate']})",
     ]
     if report["reduced"]:
+        load = report.get("load_average")
         lines.append(f"REDUCED (no GPU here): measured at micro-batch {report['measured_micro_batch']} "
-                     f"(1/{REDUCTION} of {report['micro_batch']}); times are CPU seconds of this process "
-                     f"(torch threads: {report['threads']}), scaled linearly to the run's batch")
+                     f"(1/{REDUCTION} of {report['micro_batch']}); times are CPU seconds of this process with "
+                     f"{report.get('timing_threads', 1)} torch thread (the fastest of the steady updates), scaled "
+                     "linearly to the run's batch; load average "
+                     + (f"{load:.1f} on {report.get('cpus')} CPUs" if load is not None else "unknown")
+                     + " when measured")
     lines += _timing_lines(report) + _memory_lines(report)
     lines.append(f"host syncs per update: {report['host_syncs_per_update']}")
     gpu = report.get("gpu_estimate")

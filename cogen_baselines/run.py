@@ -27,7 +27,7 @@ from cogen_baselines.registry import ModelCard, resolve_model
 from cogen_baselines.train import Protocol, fit
 from cogen_baselines.workload import check_fits, check_stream, headlines
 
-__all__ = ["load_workload", "protocol_of", "resolve_run", "train"]
+__all__ = ["load_workload", "protocol_departures", "protocol_of", "resolve_run", "train"]
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,40 @@ def protocol_of(card: ModelCard, run: RunConfig, device: torch.device) -> Protoc
     samples, in ``grad_accum`` micro-batches."""
     compile_ = run.compile == "on" or (run.compile == "auto" and device.type == "cuda")
     return Protocol(run.epochs, run.batch_size * card.accumulate, card.lr, card.weight_decay, card.betas,
-                    card.schedule, accumulate=run.grad_accum, validate_every=card.validate_every, compile=compile_,
-                    precision=run.precision)
+                    card.schedule, period=card.cosine_epochs, floor=card.lr_floor, accumulate=run.grad_accum,
+                    validate_every=card.validate_every, compile=compile_, precision=run.precision,
+                    clip=card.setting("clip", run.follow))
+
+
+def protocol_departures(card: ModelCard, run: RunConfig, workload, manifest: dict) -> list[str]:
+    """How the run departs from its paper's protocol, one short phrase each (empty: it follows it): the
+    text's form, the model's size, the epochs, the batch, fewer training rows than the config has, a
+    scaled build or fewer rows than the paper's splits, fresh samples every epoch. ``cogen baselines
+    table`` marks such runs, so no smoke run sits unmarked beside the paper's numbers."""
+    out = ["the paper's text where it differs from its code (--follow text)"] if run.follow == "text" else []
+    if run.size != "paper":
+        out.append(f"size {run.size}")
+    epochs = card.workload().default_epochs(manifest) or card.epochs
+    if run.epochs != epochs:
+        out.append(f"{run.epochs} epochs (the paper's {epochs})")
+    batch = card.setting("batch_size", run.follow)
+    if run.batch_size != batch:
+        out.append(f"batch {run.batch_size} (the paper's {batch})")
+    splits = manifest.get("splits", {})
+    loaded, stored = workload.loaded_rows().get("train", 0), int(splits.get("train", {}).get("rows", 0))
+    if run.train_samples is not None and loaded < stored:
+        out.append(f"{loaded:,} of the config's {stored:,} training rows")
+    scale = (manifest.get("inputs") or {}).get("scale", manifest.get("scale", 1))
+    if scale not in (None, 1):
+        out.append(f"a scale-{scale:g} build")
+    short = [f"{split} {int(splits.get(split, {}).get('rows', 0)):,} of {rows:,}"
+             for split, rows in (workload.paper_rows() or {}).items()
+             if int(splits.get(split, {}).get("rows", 0)) < rows]
+    if short:
+        out.append("fewer rows than the paper's: " + ", ".join(short))
+    if run.stream:
+        out.append("fresh samples every epoch (--stream)")
+    return out
 
 
 def _environment(device: torch.device) -> dict:
@@ -98,7 +130,9 @@ def _test(folder: Path, model, workload, run: RunConfig, selected: dict, device:
             for split in workload.test_splits:
                 predictions, source = layout.predictions_path(folder, rule, split), \
                     layout.predictions_path(folder, earlier, split)
-                atomic_write(predictions, lambda temporary, source=source: shutil.copyfile(source, temporary))
+                for made in sorted(source.parent.glob(f"{split}.*")):   # the split's files (MLC: teacher-forced too)
+                    atomic_write(predictions.parent / made.name,
+                                 lambda temporary, made=made: shutil.copyfile(made, temporary))
                 metrics = json.loads(layout.eval_path(folder, earlier, split).read_text(encoding="utf-8"))
                 write_json(layout.eval_path(folder, rule, split), {**metrics, "predictions": str(predictions)})
             results[rule] = {**results[earlier], "epoch": epoch}
@@ -132,22 +166,25 @@ def train(config: RunConfig, out: str | Path | None = None,
     with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
         workload = load_workload(card, run, device)
         torch.manual_seed(config.seed)
-        model = card.build(workload.model_input, config.size).to(device)
+        model = card.build(workload.model_input, config.size, run.follow).to(device)
         parameters = count_parameters(model)
         log.info("%s: %s parameters", card.name, f"{parameters:,}")
         write_json(folder / layout.CONFIG, {
             "run": run.as_dict(), "data": workload.describe(), "environment": _environment(device),
             "model": {"name": card.name, "summary": card.summary, "parameters": parameters,
                       "paper_parameters": card.paper_parameters, "beyond_paper": card.beyond_paper},
-            "protocol": {**protocol_of(card, run, device).__dict__, "checkpoint_rules": RULE_NAMES}})
+            "protocol": {**protocol_of(card, run, device).__dict__, "checkpoint_rules": RULE_NAMES,
+                         "paper_rule": card.setting("checkpoint", run.follow)}})
         history = fit(model, workload, protocol_of(card, run, device), device, _checkpointer(folder, model), progress)
         trained = time.perf_counter() - started
         selected = select_epochs(history)
         results = _test(folder, model, workload, run, selected, device, names)
     summary = {"model": card.name, "config": config.config, "setting": workload.describe().get("setting"),
                "family": manifest.get("family"), "headline": names[0], "seed": config.seed, "size": config.size,
-               "parameters": parameters, "epochs": len(history), "selected": selected, "results": results,
-               "train_seconds": round(trained, 1), "seconds": round(time.perf_counter() - started, 1),
-               "device": str(device), "complete": True}
+               "parameters": parameters, "epochs": len(history), "follow": run.follow,
+               "rule": card.setting("checkpoint", run.follow),
+               "departures": protocol_departures(card, run, workload, manifest), "selected": selected,
+               "results": results, "train_seconds": round(trained, 1),
+               "seconds": round(time.perf_counter() - started, 1), "device": str(device), "complete": True}
     write_json(folder / layout.SUMMARY, summary)
     return summary

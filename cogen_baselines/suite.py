@@ -79,7 +79,7 @@ def _command(run: RunConfig, out: Path) -> list[str]:
     command = [sys.executable, "-m", "cogen", "baselines", "train", "--model", run.model, "--data", run.data,
                "--config", run.config, "--seed", str(run.seed), "--out", str(out), "--no-progress",
                "--size", run.size, "--device", run.device, "--task-codes", run.task_codes, "--compile", run.compile,
-               "--precision", run.precision, "--eval-batch-size", str(run.eval_batch_size)]
+               "--precision", run.precision, "--eval-batch-size", str(run.eval_batch_size), "--follow", run.follow]
     for flag, value in (("--epochs", run.epochs), ("--batch-size", run.batch_size),
                         ("--train-samples", run.train_samples), ("--grad-accum", run.grad_accum)):
         if value is not None:

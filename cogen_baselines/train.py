@@ -10,6 +10,9 @@ callback asks for it. Every epoch has ``ceil(rows / batch)`` full updates: the l
 around to the start of the epoch's permutation, so shapes never change (good for
 ``torch.compile``).
 
+Gradients are clipped to a norm of ``protocol.clip`` (the grid paper's code: Lightning's
+``gradient_clip_val=1.0``, after unscaling), on the device: no host sync.
+
 Every device-specific choice goes through one switch (:mod:`cogen_baselines.amp`, the
 ``compile`` flag), so a CPU run can take the path a GPU run takes: the tests force FP16 with
 GradScaler, BF16 and ``torch.compile`` on the CPU through this very loop.
@@ -29,7 +32,7 @@ import torch
 from cogen_baselines.amp import autocast, grad_scaler
 from cogen_baselines.protocol import lr_factor_tensor
 
-__all__ = ["Protocol", "Trainer", "fit"]
+__all__ = ["Protocol", "Trainer", "compile_failure", "fit"]
 
 log = logging.getLogger(__name__)
 
@@ -50,15 +53,55 @@ class Protocol:
     betas: tuple[float, float] = (0.9, 0.999)
     schedule: str = "warmup_cosine"
     warmup: int = 200
+    period: int = 10           # warmup_cosine_epochs: the cosine's length in epochs (T_max)
+    floor: float = 0.0         # warmup_cosine_epochs: its floor, a factor of lr (eta_min / lr)
     accumulate: int = 1
     validate_every: int = 1
     compile: bool = False
     precision: str = "fp32"
+    clip: float | None = None
 
     @property
     def micro_batch(self) -> int:
         """Samples per forward and backward pass."""
         return self.batch_size // self.accumulate
+
+
+#: Where compiling happens: an error raised in these packages (or wrapped by Dynamo) is a compile failure.
+_COMPILERS = ("torch._dynamo", "torch._inductor", "triton")
+#: Functions in which AOTAutograd compiles the backward lazily, at the first ``backward()`` (outside Dynamo,
+#: so its errors are not wrapped): the backward compiler's wrapper, and the method that calls it.
+_LAZY_COMPILE = frozenset({"_wrapped_bw_compiler", "get_or_compile"})
+
+
+def _chain(error: BaseException):
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = getattr(error, "inner_exception", None) or error.__cause__ or error.__context__
+
+
+def _frames(error: BaseException):
+    traceback = error.__traceback__
+    while traceback is not None:
+        yield traceback.tb_frame
+        traceback = traceback.tb_next
+
+
+def compile_failure(error: BaseException) -> bool:
+    """Whether ``error``, raised by a compiled update, is ``torch.compile`` failing (to trace, or to generate
+    or build kernels, in the forward or the lazily compiled backward) rather than the update itself failing
+    (a device-side assert, out of memory, a bad value): only the former may fall back to eager."""
+    if isinstance(error, (torch.OutOfMemoryError, getattr(torch, "AcceleratorError", torch.OutOfMemoryError))):
+        return False
+    for link in _chain(error):
+        module = type(link).__module__ or ""
+        if module.startswith(_COMPILERS) and not module.startswith("torch._inductor.runtime"):
+            return True
+        if any(frame.f_code.co_name in _LAZY_COMPILE for frame in _frames(link)):
+            return True
+    return False
 
 
 def _reason(error: BaseException) -> str:
@@ -77,9 +120,11 @@ class Trainer:
     ``backward()``), the failing update is redone eagerly from zeroed gradients and the run goes
     on eagerly, after one warning line. Until a compiled update has succeeded, each one first
     saves the random generators' state and the model's buffers (BatchNorm statistics), and a
-    failure restores them, so the redone update is exactly the eager one. Out-of-memory errors
-    are not compile failures: they stop the run (``cogen baselines preflight`` says which
-    ``--grad-accum`` fits).
+    failure restores them, so the redone update is exactly the eager one. Only compile failures
+    fall back (:func:`compile_failure`): any other error (out of memory: ``cogen baselines
+    preflight`` says which ``--grad-accum`` fits; a device-side assert) stops the run as it was
+    raised, before anything is restored. If the eager redo fails too, the compile failure is raised,
+    with the redo's error as a note, so the first error is the one reported.
     """
 
     def __init__(self, model, protocol: Protocol, device: torch.device, total_updates: int, updates_per_epoch: int):
@@ -88,7 +133,8 @@ class Trainer:
                                            betas=protocol.betas, weight_decay=protocol.weight_decay, fused=True)
         self.scaler = grad_scaler(device, protocol.precision)
         self.factor = partial(lr_factor_tensor, protocol.schedule, total_steps=total_updates,
-                              steps_per_epoch=updates_per_epoch, warmup=protocol.warmup)
+                              steps_per_epoch=updates_per_epoch, warmup=protocol.warmup, period=protocol.period,
+                              floor=protocol.floor)
         self.eager = model.training_loss
         self.loss_of = self._compiled() if protocol.compile else self.eager
         self.fell_back = self.proven = False
@@ -114,18 +160,33 @@ class Trainer:
         try:
             total = self._accumulate(self.loss_of, workload, rows)
             self.proven = True
-        except Exception as error:  # noqa: BLE001  (any compile failure, in either pass; see the class docstring)
-            if self.loss_of is self.eager or isinstance(error, torch.OutOfMemoryError):
+        except Exception as error:  # noqa: BLE001  (compile failures only, in either pass; see compile_failure)
+            if self.loss_of is self.eager or not compile_failure(error):
                 raise
-            log.warning("torch.compile failed (%s); training eagerly from here", _reason(error))
-            self.loss_of, self.fell_back = self.eager, True
-            self.optimizer.zero_grad(set_to_none=True)
-            self._restore(saved)
-            total = self._accumulate(self.eager, workload, rows)
+            total = self._fall_back(error, saved, workload, rows)
+        if self.protocol.clip:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.protocol.clip)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad(set_to_none=True)
         return total
+
+    def _fall_back(self, failure: BaseException, saved: dict | None, workload, rows: torch.Tensor) -> torch.Tensor:
+        """Redo the update eagerly after the compile failure ``failure``; if that fails too, raise ``failure``."""
+        log.warning("torch.compile failed (%s); training eagerly from here", _reason(failure))
+        log.debug("the compile failure", exc_info=failure)
+        self.loss_of, self.fell_back = self.eager, True
+        redo_error = None
+        try:
+            self.optimizer.zero_grad(set_to_none=True)
+            self._restore(saved)
+            return self._accumulate(self.eager, workload, rows)
+        except Exception as error:  # noqa: BLE001  (reported below, after the first error)
+            redo_error = error
+        failure.add_note(f"after this torch.compile failure, the eager redo of the update failed too: "
+                         f"{_reason(redo_error)}")
+        raise failure
 
     def _save(self) -> dict:
         """What a compiled update may change before it fails: the generators' state and the buffers."""

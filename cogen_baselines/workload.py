@@ -5,7 +5,7 @@ which columns a config's rows must have (:attr:`Workload.COLUMNS`, a property of
 from the config's manifest), so a model meets data it can read or a one-line error that names the
 models that can. Nothing here, nor anywhere in ``cogen_baselines``, branches on a family's name:
 the family a config belongs to is read from its manifest and only passed on to
-:func:`cogen.families.family` (whose evaluator names the headline metrics).
+:func:`cogen.family.family` (whose evaluator names the headline metrics).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ class Workload(Protocol):
     ``COLUMNS``: the columns every row must have; ``STREAMS``: whether ``--stream`` can replace the
     stored training split with fresh samples. ``load`` reads a config for a model card;
     ``paper_input(card)`` is the input the spec's parameter counts assume; ``default_epochs`` the
-    paper's epochs where they depend on the data (else None).
+    paper's epochs where they depend on the data (else None); ``paper_rows`` the rows of the paper's
+    splits where every config of the kind has the same (else None).
     """
 
     COLUMNS: ClassVar[frozenset[str]]
@@ -41,6 +42,9 @@ class Workload(Protocol):
 
     @classmethod
     def default_epochs(cls, manifest: Mapping) -> int | None: ...
+
+    @classmethod
+    def paper_rows(cls) -> Mapping[str, int] | None: ...
 
     @property
     def model_input(self) -> Any: ...

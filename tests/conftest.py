@@ -25,6 +25,15 @@ import pytest  # noqa: E402  (after the environment set-up above, on purpose)
 
 
 @pytest.fixture
+def pooled(monkeypatch):
+    """Builds start their worker pool however small they are (the driver runs local builds under
+    ``TINY_BUILD_ROWS`` rows itself): for tests whose point is that workers never change a byte."""
+    from cogen.pipeline import driver
+
+    monkeypatch.setattr(driver, "TINY_BUILD_ROWS", 0)
+
+
+@pytest.fixture
 def fake_hub(monkeypatch, tmp_path):
     """A Hub-compatible server on 127.0.0.1; the real huggingface_hub and datasets clients talk to it.
 

@@ -123,17 +123,20 @@ def test_a_folder_with_another_config_is_refused(compgen, tmp_path):
         prepare(tmp_path / "run", {**run, "seed": 1})
 
 
-def _fixture_run(folder: Path, model: str, config: str, seed: int, ident: float, ood: float, family="cogitao"):
+def _fixture_run(folder: Path, model: str, config: str, seed: int, ident: float, ood: float, family="cogitao",
+                 departures=()):
+    """A finished run's summary: ``ident``/``ood`` are the cogen eval grid accuracies under every rule but
+    ``final``; the paper's padded accuracy is half of each."""
     numbers = {"test": {"grid_accuracy": ident, "padded_grid_accuracy": ident / 2},
                "test_ood": {"grid_accuracy": ood, "padded_grid_accuracy": ood / 2}}
-    results = {rule: {"epoch": 1, **numbers} for rule in ("ood_loss", "id_val", "final")}
+    results = {rule: {"epoch": 1, **numbers} for rule in ("ood_acc", "ood_cell_acc", "ood_loss", "id_val")}
     results["final"] = {"epoch": 3, "test": {"grid_accuracy": 1.0, "padded_grid_accuracy": 1.0},
                         "test_ood": {"grid_accuracy": 0.0, "padded_grid_accuracy": 0.0}}
     path = folder / model / config / f"seed{seed}"
     path.mkdir(parents=True)
     (path / "summary.json").write_text(json.dumps({"model": model, "config": config, "setting": config.split("-")[0],
                                                    "family": family, "seed": seed, "results": results,
-                                                   "complete": True}))
+                                                   "departures": list(departures), "complete": True}))
 
 
 def _value(experiment: int, seed: int) -> tuple[float, float]:
@@ -147,7 +150,7 @@ def test_the_table_averages_experiments_per_seed_then_gives_mean_and_sem(tmp_pat
     for seed in range(2):
         _fixture_run(tmp_path, "vanilla-tf", "G3-1", seed, 0.5 + 0.1 * seed, 0.2)
     (tmp_path / "unfinished").mkdir()
-    table = results_table(find_runs([tmp_path]))
+    table = results_table(find_runs([tmp_path]), metric="grid_accuracy")
     ids = [100 * statistics.fmean(_value(e, s)[0] for e in range(1, 6)) for s in range(3)]
     oods = [100 * statistics.fmean(_value(e, s)[1] for e in range(1, 6)) for s in range(3)]
     deltas = [i - o for i, o in zip(ids, oods, strict=True)]
@@ -160,24 +163,57 @@ def test_the_table_averages_experiments_per_seed_then_gives_mean_and_sem(tmp_pat
     g3 = next(line for line in table.splitlines() if line.startswith("| G3 |"))
     vanilla = EXPERIMENTS["G3-1"]["vanilla-tf"]
     assert f"55.0 ± 5.0 ({vanilla[0]:.1f}*)" in g3 and f"20.0 ± 0.0 ({vanilla[2]:.1f}*)" in g3
-    assert "lowest OOD-validation loss" in table
+    assert "each run's paper rule" in table and "rule ood_acc" in table and "†" not in row
     assert "resnet C1: 5 experiment(s)" in table and "x 3 seed(s)" in table
-    final = results_table(find_runs([tmp_path]), rule="final")
+    final = results_table(find_runs([tmp_path]), rule="final", metric="grid_accuracy")
     assert "100.0 ± 0.0 (2.6)" in final and "final epoch" in final
-    padded = results_table(find_runs([tmp_path]), metric="padded_grid_accuracy")
-    assert f"{statistics.fmean(ids) / 2:.1f} ±" in padded
+    # the default: the paper's metric (the padded grids: half of each number here), cogen eval's beside it
+    paper = results_table(find_runs([tmp_path]))
+    row = next(line for line in paper.splitlines() if line.startswith("| C1 |"))
+    assert f"{statistics.fmean(ids) / 2:.1f} ±" in row and "grid accuracy (%) on the padded grids" in paper
+    assert f"| {statistics.fmean(ids):.1f} / {statistics.fmean(oods):.1f} |" in row
+
+
+def test_runs_off_the_papers_protocol_are_marked(tmp_path):
+    """A smoke run never sits unmarked beside the paper's numbers: every cell its group enters carries the
+    mark, and the notes say how it departs; a run that records nothing (older) is marked too."""
+    _fixture_run(tmp_path, "resnet", "G3-1", 0, 0.9, 0.5)
+    _fixture_run(tmp_path / "smoke", "grid-tf", "G3-1", 0, 0.9, 0.5,
+                 departures=["size small", "4 epochs (the paper's 10)", "a scale-0.02 build"])
+    _fixture_run(tmp_path / "hostile", "pl-tf", "G3-1", 0, 0.9, 0.5, departures=["a | b <script>\x1b[31m"])
+    old = tmp_path / "old" / "vanilla-tf" / "G3-1" / "seed0"
+    _fixture_run(tmp_path / "old", "vanilla-tf", "G3-1", 0, 0.9, 0.5)
+    summary = json.loads((old / "summary.json").read_text())
+    del summary["departures"]
+    (old / "summary.json").write_text(json.dumps(summary))
+    table = results_table(find_runs([tmp_path]))
+    row = next(line for line in table.splitlines() if line.startswith("| G3 |")).split(" | ")
+    header = next(line for line in table.splitlines() if line.startswith("| setting |")).split(" | ")
+    cells = dict(zip(header, row, strict=True))
+    assert "†" not in cells["resnet ID"] and "†" not in cells["resnet OOD"]
+    assert all("†" in cells[f"{model} {column}"] for model in ("grid-tf", "vanilla-tf") for column in ("ID", "OOD", "Δ"))
+    assert "grid-tf G3: 1 experiment(s) (G3-1) x 1 seed(s); rule ood_acc; † not the paper's protocol: size small; " \
+           "4 epochs (the paper's 10); a scale-0.02 build" in table
+    assert "vanilla-tf G3" in table and "its protocol was not recorded" in table
+    assert "a \\| b &lt;script&gt;?\\[31m" in table and "<script>" not in table    # run folders are foreign input
 
 
 def test_compositional_arc_runs_get_their_own_table(tmp_path):
     path = tmp_path / "mlc" / "carc-systematicity-1860" / "seed0"
     path.mkdir(parents=True)
-    test = {"exact_match": 0.5, "color_accuracy": 0.75, "shape_accuracy": 0.625}
+    greedy = {"exact_match": 0.5, "color_accuracy": 0.75, "shape_accuracy": 0.625}
+    forced = {"exact_match": 0.5, "color_accuracy": 0.875, "shape_accuracy": 0.75}
+    test = {**greedy, "teacher_forced": forced}
     (path / "summary.json").write_text(json.dumps({
         "model": "mlc", "config": "carc-systematicity-1860", "setting": "carc", "family": "carc", "seed": 0,
-        "complete": True, "results": {"id_val": {"epoch": 1, "test": test}, "final": {"epoch": 1, "test": test}}}))
+        "complete": True, "departures": [], "rule": "final",
+        "results": {"id_val": {"epoch": 1, "test": test}, "final": {"epoch": 1, "test": test}}}))
     table = results_table(find_runs([tmp_path]))
-    assert "| carc-systematicity-1860 | mlc | 1 | 50.0 (78.3) | 75.0 (97.9) | 62.5 (80.5) |" in table
-    assert "no OOD validation split" in table
+    assert "| carc-systematicity-1860 | mlc | 1 | 50.0 (78.3) | 87.5 (97.9) | 75.0 (80.5) | 50.0 / 75.0 / 62.5 |" \
+        in table and "gold prefix" in table
+    greedy_table = results_table(find_runs([tmp_path]), metric="grid_accuracy")
+    assert "| carc-systematicity-1860 | mlc | 1 | 50.0 (78.3) | 75.0 (97.9) | 62.5 (80.5) |" in greedy_table
+    assert "no OOD validation split" in results_table(find_runs([tmp_path]), rule="ood_loss")
 
 
 def test_mean_and_sem():

@@ -222,14 +222,14 @@ def test_every_training_step_is_one_graph(workloads, name):
 @pytest.mark.parametrize("name", EVERY_MODEL)
 def test_no_host_sync_in_an_update_or_an_evaluation_batch(workloads, name):
     """Counted by HostSyncs (every ATen op that makes a GPU wait for the host): none in an optimiser update
-    on the GPU's default path (FP16, GradScaler, fused AdamW, the schedule on the device), none in an
+    on the GPU's default path (FP16, GradScaler, gradient clipping, fused AdamW, the schedule on the device), none in an
     evaluation batch (PonderNet's halting draws, LLaDA's decoding, MLC's greedy decoding included)."""
     workload = workloads(name)
     card = resolve_model(name)
     torch.manual_seed(0)
     model = card.build(workload.model_input, "small")
-    trainer = Trainer(model, Protocol(1, BATCH, card.lr, card.weight_decay, accumulate=2, precision="fp16"), CPU,
-                      total_updates=10, updates_per_epoch=10)
+    trainer = Trainer(model, Protocol(1, BATCH, card.lr, card.weight_decay, accumulate=2, precision="fp16",
+                                      clip=card.clip), CPU, total_updates=10, updates_per_epoch=10)
     rows = torch.arange(BATCH) % workload.train_size
     trainer.update(workload, rows)                      # the first update makes the optimiser state
     with HostSyncs() as syncs:
@@ -276,14 +276,14 @@ class _Rows:
 
 
 def test_skipped_fp16_steps_do_not_advance_the_schedule(workloads):
-    """GradScaler skips an update whose gradients overflow: the weights stay, the learning rate stays at
-    its first value (the schedule counts applied updates), and PyTorch's scheduler-order warning never
-    appears."""
+    """GradScaler skips an update whose gradients overflow (clipped or not): the weights stay, the learning
+    rate stays at its first value (the schedule counts applied updates), and PyTorch's scheduler-order
+    warning never appears."""
     workload = workloads("vanilla-tf")
     card = resolve_model("vanilla-tf")
     torch.manual_seed(0)
     model = card.build(workload.model_input, "small")
-    trainer = Trainer(model, Protocol(1, BATCH, 1e-3, 0.0, warmup=10, precision="fp16"), CPU, 100, 100)
+    trainer = Trainer(model, Protocol(1, BATCH, 1e-3, 0.0, warmup=10, precision="fp16", clip=1.0), CPU, 100, 100)
     trainer.scaler = torch.amp.GradScaler("cpu", init_scale=2.0**60)     # overflows: the first updates are skipped
     before = {k: v.clone() for k, v in model.state_dict().items()}
     rows = torch.arange(BATCH) % workload.train_size
@@ -300,7 +300,8 @@ def test_skipped_fp16_steps_do_not_advance_the_schedule(workloads):
 
 
 @pytest.mark.parametrize(("kind", "total", "per_epoch"), [("warmup_cosine", 1000, 100), ("warmup_cosine", 50, 5),
-                                                          ("mlc", 300, 10), ("mlc", 7, 7)])
+                                                          ("warmup_cosine_epochs", 3000, 300), ("mlc", 300, 10),
+                                                          ("mlc", 7, 7)])
 def test_the_device_schedule_is_the_host_schedule(kind, total, per_epoch):
     steps = torch.arange(total)
     got = lr_factor_tensor(kind, steps, total, per_epoch)
@@ -316,7 +317,7 @@ def test_micro_batches_leave_the_update_unchanged(workloads):
 
     def gradients(accumulate: int):
         torch.manual_seed(0)
-        model = card.build(workload.model_input, "small")
+        model = card.builder(workload.model_input, **{**card.sizes["small"], "dropout": 0.0})
         trainer = Trainer(model, Protocol(1, BATCH, 1e-3, 1e-3, accumulate=accumulate), CPU, 10, 10)
         loss = trainer._accumulate(trainer.eager, workload, torch.arange(BATCH) % workload.train_size)
         return float(loss) / accumulate, [p.grad.clone() for p in model.parameters()]

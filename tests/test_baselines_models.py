@@ -106,17 +106,36 @@ def test_same_seed_same_weights_other_seed_other_weights():
     assert not all(torch.equal(first[key], other[key]) for key in first)
 
 
-def _ponder_oracle(losses, halts, prior, beta):
-    """PonderNet's loss for one sample, written out step by step."""
+def _code_prior(prior: float, max_steps: int) -> list[float]:
+    """The authors' code's truncated geometric prior: lambda (1 - lambda)^k, the last step holding the rest."""
+    mass, left = [], 1.0
+    for k in range(max_steps):
+        mass.append(left if k == max_steps - 1 else left * prior)
+        left *= 1 - prior
+    return mass
+
+
+def _ponder_oracle(losses, halts, prior, beta, max_steps=None):
+    """PonderNet's loss for one sample, step by step as the authors' code computes it: the last step that
+    ran takes the remaining mass; KL(p || prior) with p clamped to [1e-6, 1 - 1e-6] and the prior of
+    ``max_steps`` steps cut to the steps that ran (not renormalised)."""
     steps = len(losses)
     p, reach = [], 1.0
     for t in range(steps):
         p.append(reach * (halts[t] if t < steps - 1 else 1.0))
         reach *= 1 - halts[t]
-    geometric = [prior * (1 - prior) ** t for t in range(steps)]
-    geometric = [g / sum(geometric) for g in geometric]
-    kl = sum(q * math.log(q / g) for q, g in zip(p, geometric, strict=True) if q > 0)
+    geometric = _code_prior(prior, max_steps or steps)[:steps]
+    clamped = [min(max(q, 1e-6), 1 - 1e-6) for q in p]
+    kl = sum(q * math.log(q / g) for q, g in zip(clamped, geometric, strict=True))
     return sum(q * loss for q, loss in zip(p, losses, strict=True)) + beta * kl
+
+
+def test_the_ponder_prior_puts_the_remaining_mass_on_the_last_step():
+    from cogen_baselines.models.pl_tf import ponder_prior
+
+    prior = ponder_prior(0.05, 7, dtype=torch.float64)
+    assert prior.tolist() == pytest.approx(_code_prior(0.05, 7), rel=1e-12)
+    assert float(prior.sum()) == pytest.approx(1.0) and float(prior[-1]) == pytest.approx(0.95 ** 6)   # 0.735
 
 
 def test_ponder_loss_matches_a_step_by_step_oracle():
@@ -126,28 +145,39 @@ def test_ponder_loss_matches_a_step_by_step_oracle():
     losses, halts = torch.rand(5, 6, generator=generator, dtype=torch.float64) * 3, \
         torch.rand(5, 6, generator=generator, dtype=torch.float64)
     got = ponder_loss(losses, halts, 0.05, 0.01)
+    cut = ponder_loss(losses, halts, 0.05, 0.01, torch.tensor([True, True, True, False, False]))
     for b in range(6):
         expected = _ponder_oracle(losses[:, b].tolist(), halts[:, b].tolist(), 0.05, 0.01)
         assert float(got[b]) == pytest.approx(expected, rel=1e-9)
+        early = _ponder_oracle(losses[:3, b].tolist(), halts[:3, b].tolist(), 0.05, 0.01, max_steps=5)
+        assert float(cut[b]) == pytest.approx(early, rel=1e-9)
 
 
 def _early_exit_loss(model, batch):
-    """PonderNet's training loss as a loop that stops (a host sync) once every sample's remaining
-    halting mass is below epsilon: the form PL-TF had before it compiled as one graph."""
-    from cogen_baselines.models.pl_tf import ponder_loss
-
+    """PonderNet's training loss as the authors' code computes it: a loop that stops (a host sync) once
+    every sample's remaining halting mass is below epsilon, feeding back the normalised state from
+    h_0 = x, then the reconstruction loss and KL to the prior cut to the steps that ran."""
     x = model._embedded(batch)
-    state, remaining, losses, halts = torch.zeros_like(x), torch.ones(len(x)), [], []
-    for _ in range(model.max_steps):
-        state = model.block(x + state, model.rotary)
-        normed = model.norm(state)
-        halts.append(torch.sigmoid(model.halt(normed.mean(dim=1)).squeeze(-1)))
-        logits = model.head(normed[:, : model.shape.cells]).view(-1, *batch.targets.shape[1:], model.shape.classes)
+    state, reach, losses, p = x, torch.ones(len(x)), [], []
+    for step in range(model.max_steps):
+        state = model.norm(model.block(x + state, model.rotary))
+        logits = model.head(state[:, : model.shape.cells]).view(-1, *batch.targets.shape[1:], model.shape.classes)
         losses.append(model._cell_losses(logits, batch.targets))
-        remaining = remaining * (1 - halts[-1])
-        if bool((remaining < model.epsilon).all()):
+        if step == model.max_steps - 1:
+            p.append(reach)
             break
-    return ponder_loss(torch.stack(losses), torch.stack(halts), model.prior, model.beta).mean(), len(losses)
+        halt = torch.sigmoid(model.halt(state.mean(dim=1)).squeeze(-1))
+        p.append(reach * halt)
+        reach = reach * (1 - halt)
+        if bool((reach < model.epsilon).all()):
+            p[-1] = p[-1] + reach
+            break
+    p = torch.stack(p)                                                        # (T, B)
+    reconstruction = (p * torch.stack(losses)).sum(dim=0).mean()
+    prior = torch.tensor(_code_prior(model.prior, model.max_steps)[: len(p)])[:, None]
+    clamped = p.clamp(1e-6, 1 - 1e-6)
+    kl = (clamped * (clamped.log() - prior.log())).sum() / p.shape[1]          # KLDivLoss(batchmean)
+    return reconstruction + model.beta * kl, len(losses)
 
 
 @pytest.mark.parametrize(("bias", "steps"), [(6.0, 1), (1.4, 3), (0.0, 7)])

@@ -66,15 +66,54 @@ def test_the_memory_fit_predicts_a_larger_micro_batch(compgen):
     assert memory["per_sample_bytes"] > 0 and predicted == pytest.approx(measured, rel=0.1)
 
 
+def test_the_cpu_memory_probe_counts_attention_as_cuda_holds_it(compgen):
+    """Attention-probability dropout sends a CPU's scaled_dot_product_attention down its math path, which
+    holds the (L x L) probabilities that CUDA's fused kernels never make; the probe measures the GPU's way:
+    Vanilla-TF with the code's dropout 0.1 runs the fused kernel in the probe, holds per sample about what
+    the text's form without dropout holds."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from cogen_baselines.preflight import _live_peak, _memory
+    from cogen_baselines.run import load_workload, protocol_of, resolve_run
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.add(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    per_sample = {}
+    for follow in ("code", "text"):
+        card, device, run, manifest = resolve_run(RunConfig("vanilla-tf", str(compgen), "E-1", size="small",
+                                                            device="cpu", follow=follow))
+        workload = load_workload(card, run, device)
+        protocol = protocol_of(card, run, device)
+        memory = _memory(card, run, workload, device, protocol, manifest, "fp16")
+        per_sample[follow] = memory["per_sample_bytes"]
+        if follow == "code":
+            with Ops() as ops:
+                _live_peak(card, run, workload, device, protocol, 2)
+    assert "_scaled_dot_product_flash_attention_for_cpu" in ops.names
+    assert per_sample["code"] == pytest.approx(per_sample["text"], rel=0.3)
+
+
 def test_preflight_reports_time_memory_and_a_verdict(compgen):
     from cogen_baselines.preflight import _verdict, preflight, render
 
-    report = preflight(RunConfig("grid-tf", str(compgen), "E-1", size="small", device="cpu"), steps=1)
+    torch.set_num_threads(2)
+    report = preflight(RunConfig("grid-tf", str(compgen), "E-1", size="small", device="cpu"), steps=2)
     assert report["reduced"] and report["host_syncs_per_update"] == 0 and report["verdict"]["fits"]
     assert report["update_s"] > 0 and report["run"]["updates"] == 10 * 1      # 48 rows, batch 64: 1 update per epoch
+    # CPU times with one thread (not inflated by other jobs' load), the machine's threads given back after
+    assert report["timing_threads"] == 1 and torch.get_num_threads() == 2 and report["cpus"] >= 1
     text = render(report)
-    for words in ("REDUCED (no GPU here)", "estimated peak", "verdict: FITS", "host syncs per update: 0",
-                  "GPU estimate (arithmetic, not measured)", "full run on this device (estimate)"):
+    for words in ("REDUCED (no GPU here)", "with 1 torch thread (the fastest of the steady updates)",
+                  "load average", "estimated peak", "verdict: FITS", "host syncs per update: 0",
+                  "GPU estimate (arithmetic, not measured)", "full run on this device (estimate)",
+                  "test predictions of up to 5 rules"):
         assert words in text
     # the verdict's law: the smallest --grad-accum that fits is the smallest divisor whose micro-batch fits
     memory = {"fixed_bytes": 1e9, "per_sample_bytes": 1e8, "data_bytes": 0.0}

@@ -79,7 +79,7 @@ def test_verify_catches_a_missing_shard_and_a_tampered_row(tiny_spec, tmp_path):
 
 
 @pytest.mark.slow
-def test_worker_count_never_changes_a_byte(tmp_path):
+def test_worker_count_never_changes_a_byte(tmp_path, pooled):
     options = dict(scale=0.01, only=["C1-1", "C1-4"], rows_per_shard=400)
     build("c1", tmp_path / "one", workers=1, **options)
     build("c1", tmp_path / "two", workers=2, **options)

@@ -90,7 +90,7 @@ def test_mlc_layout_from_a_loaded_split(carc_build):
 
 
 @pytest.mark.slow
-def test_one_or_two_workers_write_identical_bytes(carc_build, tmp_path):
+def test_one_or_two_workers_write_identical_bytes(carc_build, tmp_path, pooled):
     out, _ = carc_build
     build("carc", tmp_path / "two", scale=SCALE, workers=2, rows_per_shard=64)
     assert digests(tmp_path / "two") == digests(out)
@@ -149,7 +149,7 @@ def test_extended_spec_builds_and_verifies_through_the_cli(tmp_path):
                                  "carc-extended-episodes,carc-extended-systematicity-1860"])
     assert result.exit_code == 0, result.output
     assert "carc-extended-systematicity-1860" in result.stdout
-    result = runner.invoke(app, ["verify", str(out), "--shards", "1"])
+    result = runner.invoke(app, ["verify", str(out), "--sample", "1000"])
     assert result.exit_code == 0, result.output
     shard = out / "data/carc-extended-episodes/train-00000-of-00001.parquet"
     rows = pq.read_table(shard, columns=["transformation_kwargs"])

@@ -72,7 +72,7 @@ def test_cached_build_generates_each_episode_once_and_writes_the_same_bytes(unca
 
 
 @pytest.mark.slow
-def test_two_workers_share_the_cache_and_write_the_same_bytes(uncached, tmp_path):
+def test_two_workers_share_the_cache_and_write_the_same_bytes(uncached, tmp_path, pooled):
     build("carc", tmp_path / "two", scale=SCALE, workers=2, rows_per_shard=SHARD)
     assert digests(tmp_path / "two") == digests(uncached)
     assert not scratch_path(tmp_path / "two").exists()

@@ -25,7 +25,7 @@ def _json(args: list[str], code: int = 0) -> dict:
 
 
 def test_verify_json_lists_every_check_and_fails_with_its_exit_code(small_build, tmp_path):
-    report = _json(["verify", str(small_build), "--shards", "0", "--no-progress", "--json"])
+    report = _json(["verify", str(small_build), "--sample", "0", "--no-progress", "--json"])
     assert report["ok"] and report["checks"] and all(c["ok"] for c in report["checks"])
     assert {c["config"] for c in report["checks"]} >= set(read_manifests(small_build))
     import shutil
@@ -34,7 +34,7 @@ def test_verify_json_lists_every_check_and_fails_with_its_exit_code(small_build,
     shutil.copytree(small_build, broken)
     shard = broken / read_manifests(broken)["C1-1"]["splits"]["test"]["files"][0]
     shard.write_bytes(shard.read_bytes()[:-10])
-    report = _json(["verify", str(broken), "--shards", "0", "--no-progress", "--json"], code=1)
+    report = _json(["verify", str(broken), "--sample", "0", "--no-progress", "--json"], code=1)
     assert not report["ok"] and any(not c["ok"] and "C1-1" in c["detail"] for c in report["checks"])
 
 

@@ -86,7 +86,11 @@ def test_merge_adds_and_replaces_configs_and_keeps_the_others(two_builds, tmp_pa
     into = tmp_path / "into"
     shutil.copytree(small, into)
     before = digests(into)
-    report = merge([other], into)
+    with pytest.raises(BuildError, match=r"config C1-1 of .* holds other data \(fingerprint \w+, seed 1, scale 0\.002\) "
+                                         r"than the one of .* \(fingerprint \w+, seed 1, scale 0\.003\); pass --force"):
+        merge([other], into)  # another scale: another build, replaced only on purpose
+    assert digests(into) == before
+    report = merge([other], into, force=True)
     assert (report.added, report.replaced, report.unchanged) == (["G2-2"], ["C1-1"], [])
     after = digests(into)
     kept = [p for p in before if p.startswith(("data/C1-2/", "data/G2-1/", "manifests/C1-2", "manifests/G2-1"))]
@@ -144,13 +148,14 @@ def test_an_interrupted_merge_never_looks_complete_and_a_rerun_finishes_it(two_b
 
     monkeypatch.setattr(merging, "_copy", failing_copy)
     with pytest.raises(BuildError, match="cannot copy config C1-1 into .*: disk full"):
-        merge([other], into)
+        merge([other], into, force=True)
     assert not (into / "README.md").exists()  # no card: push and load refuse the folder
     assert "C1-1" not in read_manifests(into)  # the config being replaced is not listed as complete
     assert [c.name for c in failed(verify(into, shards_per_config=0))] == ["card"]
     monkeypatch.setattr(merging, "_copy", real_copy)
-    merge([other], into)
+    merge([other], into, force=True)  # the journal lists what the stopped merge left in data/C1-1/
     assert not failed(verify(into, shards_per_config=0))
+    assert not list(into.glob(".cogen/*.journal.jsonl"))
     assert not list(into.glob("data/.*"))
 
 

@@ -34,7 +34,7 @@ def texts() -> dict[str, str]:
 
 def test_the_distribution_is_cogen_arc_and_no_text_installs_cogen_bare():
     assert PYPROJECT["project"]["name"] == DISTRIBUTION == "cogen-arc"
-    assert PYPROJECT["project"]["scripts"] == {"cogen": "cogen.cli:main"}  # the command keeps its name
+    assert PYPROJECT["project"]["scripts"] == {"cogen": "cogen.cli:entry"}  # the command keeps its name
     found = [f"{name}:{text[:match.start()].count(chr(10)) + 1}: {match.group(0)}"
              for name, text in texts().items() for match in BARE.finditer(text)]
     assert found == []

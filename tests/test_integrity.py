@@ -54,7 +54,7 @@ def test_every_flipped_byte_is_reported_with_its_file_and_refused_by_push(folder
         if SHARD not in str(refused.value):
             misses.append((offset, "push"))
         if position % 10 == 0:
-            code, out, err = run_cli(capsys, "verify", work, "--shards", "0", "--no-progress")
+            code, out, err = run_cli(capsys, "verify", work, "--sample", "0", "--no-progress")
             push_code, _, push_err = run_cli(capsys, "push", work, "--repo", "org/x", "--dry-run")
             if (code, push_code) != (1, 1) or SHARD not in " ".join(out.split()) or SHARD not in push_err or \
                     "Traceback" in err + push_err:

@@ -108,7 +108,7 @@ def test_builds_without_object_frames_keep_the_rows_they_had_before_the_option(b
 
 
 @pytest.mark.slow
-def test_one_and_two_workers_write_identical_bytes(builds, tmp_path):
+def test_one_and_two_workers_write_identical_bytes(builds, tmp_path, pooled):
     def digests(folder):
         return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
                 for p in sorted(folder.glob("data/**/*.parquet"))}

@@ -149,7 +149,7 @@ def test_build_writes_one_config_per_setting_and_verify_passes(built):
 
 
 @pytest.mark.slow
-def test_build_is_deterministic_and_independent_of_workers(built, tmp_path):
+def test_build_is_deterministic_and_independent_of_workers(built, tmp_path, pooled):
     (tmp_path / "p.yaml").write_text(SPEC)
     build(tmp_path / "p.yaml", tmp_path / "two", workers=2, rows_per_shard=7)
     for config in ("P-random", "P-horizontal-random"):

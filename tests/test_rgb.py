@@ -77,7 +77,7 @@ def test_images_change_no_byte_of_the_grid_columns(builds):
 
 
 @pytest.mark.slow
-def test_one_and_two_workers_write_identical_bytes(builds, tmp_path):
+def test_one_and_two_workers_write_identical_bytes(builds, tmp_path, pooled):
     build(_spec(tmp_path, "render: {size: 64}"), tmp_path / "two", workers=2, rows_per_shard=30)
     assert _digests(tmp_path / "two") == _digests(builds / "png")
 

@@ -171,17 +171,20 @@ def test_a_worker_that_will_not_restart_costs_its_job_alone(monkeypatch):
 
 # ---------------------------------------------------------------- the scratch
 def test_the_scratch_goes_where_no_bound_folder_lives(monkeypatch):
-    """E11: /tmp unless a bound folder (a virtual environment) lives under it; never over or under a bind."""
+    """E11: /tmp unless the Python installation lives under it; never over or under a bind. A virtual
+    environment anywhere is bound at /cogen-sites and never meets the scratch."""
     from cogen.sandbox import isolation
 
     real = isolation.python_paths()
-    for sites, expected in (((), "/tmp"), (("/tmp/venv/lib/site-packages",), "/scratch"),
-                            (("/tmp/venv/lib/site-packages", "/scratch/me/venv"), "/cogen-scratch")):
-        monkeypatch.setattr(isolation, "python_paths", lambda sites=sites: (real[0], real[1], sites))
-        assert isolation.scratch_mount(sites) == expected, sites
-        command = isolation.bwrap_command("bwrap", ["python"], sites, {}, expected)
+    venv = ("/tmp/venv/lib/site-packages",)
+    for executable, prefix, expected in ((real[0], real[1], "/tmp"), ("/tmp/py/bin/python3", "/tmp/py", "/scratch"),
+                                         ("/scratch/me/bin/python3", "/tmp/py", "/cogen-scratch")):
+        monkeypatch.setattr(isolation, "python_paths", lambda e=executable, p=prefix: (e, p, venv))
+        assert isolation.scratch_mount(venv) == expected, prefix
+        command = isolation.bwrap_command("bwrap", ["python"], venv, {}, expected)
         assert command[command.index("--tmpfs") + 1] == expected
         assert command.index("--remount-ro", command.index("--tmpfs")) < command.index("--")  # the root last
+        assert " ".join(command).count(" /cogen-sites/0 ") == 1 and venv[0] + " " + venv[0] not in " ".join(command)
 
 
 # ---------------------------------------------------------------- refusing without isolation
@@ -309,6 +312,36 @@ def test_a_program_sees_only_its_sandbox():
         first, second = box.run([PROBE, PROBE], INPUTS)
     assert first.outputs[0] == "*" * 11 + "." * 5, first.reasons[0] or first.outputs[0]  # eleven checks passed
     assert second.outputs[0] == "*" * 11 + "." * 5, "the scratch folder was not emptied between programs"
+
+
+SITES_PROBE = textwrap.dedent('''
+    import os, sys
+    def f(s):
+        real = {real!r}
+        seen = [not any(os.path.exists(p) for p in real), all(p.startswith("/cogen-sites/") for p in sys.path[-len(real):])]
+        for path in real:                                        # nothing above a bound folder shows either
+            while path not in ("/", "/usr", "/usr/lib", "/usr/local", "/usr/local/lib"):
+                path = os.path.dirname(path)
+                seen.append(path in ("/", "/usr", "/usr/lib", "/usr/local", "/usr/local/lib") or not os.path.exists(path))
+        import numpy                                             # and the packages still import
+        seen.append(numpy.__file__.startswith("/cogen-sites/"))
+        cells = "".join("*" if ok else "." for ok in seen).ljust(16, ".")[:16]
+        return [cells[k:k + 4] for k in (0, 4, 8, 12)]
+''')
+
+
+def test_site_packages_are_bound_where_no_folder_of_the_user_shows():
+    """S03 in CI: a virtual environment inside the checkout bound at its own path let a program list the
+    checkout; bound at /cogen-sites, neither it nor any folder above it is visible."""
+    from cogen.sandbox.isolation import python_paths
+
+    require_isolation()
+    real = [p for p in python_paths()[2] if not p.startswith(sys.base_prefix)]
+    with Sandbox(workers=1, timeout=2.0) as box:
+        outcome = box.run([SITES_PROBE.format(real=real)], INPUTS)[0]
+    assert outcome.reasons[0] is None, outcome.reasons[0]
+    assert "." not in "".join(outcome.outputs[0]).rstrip("."), outcome.outputs[0]
+    assert "".join(outcome.outputs[0]).count("*") >= 3
 
 
 @pytest.mark.slow

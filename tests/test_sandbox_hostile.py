@@ -946,7 +946,8 @@ def test_the_thief_scores_the_same_alone_and_beside_other_replies(world, tmp_pat
 
 # ---------------------------------------------------------------- the scratch (E11, E12)
 def test_a_virtual_environment_under_tmp_stays_visible(tmp_path, monkeypatch):
-    """E11: the scratch is mounted where no bound folder lives, so packages under /tmp still import."""
+    """E11: packages under /tmp still import: site-packages folders are bound at /cogen-sites, never where
+    the scratch goes (the scratch's own placement is test_sandbox's test)."""
     require_isolation()
     from cogen.families.programs.functions import INPUTS
     from cogen.sandbox import Sandbox, isolation
@@ -962,7 +963,7 @@ def test_a_virtual_environment_under_tmp_stays_visible(tmp_path, monkeypatch):
     program = ("import cogen_e11_probe, numpy, os\ndef f(s):\n    open('written', 'w').write(s)\n"
                "    return [cogen_e11_probe.ROW] * 4\n")
     with Sandbox(workers=1) as box:
-        assert box.isolation.scratch != "/tmp" and not box.isolation.scratch.startswith("/tmp/")
+        assert box.isolation.site_paths()[-1].startswith("/cogen-sites/")
         result, = box.run([program], INPUTS)
     assert result.outputs == ("*..*" * 4,) * 16, result.reasons[0]
 

@@ -81,7 +81,7 @@ def test_frames_change_no_byte_of_the_plain_columns(builds):
 
 
 @pytest.mark.slow
-def test_one_and_two_workers_write_identical_bytes(builds, tmp_path):
+def test_one_and_two_workers_write_identical_bytes(builds, tmp_path, pooled):
     build(_spec(tmp_path, "output: {frames: true}"), tmp_path / "two", workers=2, rows_per_shard=40)
 
     def digests(folder):

@@ -235,7 +235,7 @@ def test_load_dataset_gives_the_declared_features(wide):
 
 
 @pytest.mark.slow
-def test_worker_count_and_start_method_never_change_a_byte(wide, tmp_path, monkeypatch):
+def test_worker_count_and_start_method_never_change_a_byte(wide, tmp_path, monkeypatch, pooled):
     spec, one = wide
     runs = {"fork": tmp_path / "fork", "spawn": tmp_path / "spawn"}
     for method, folder in runs.items():

@@ -86,7 +86,7 @@ def test_an_edited_manifest_fails_the_card_check(built, tmp_path):
     path = folder / "manifests" / "V-1.json"  # the manifest says seed 2 where the build used 5; the card knows better
     path.write_text(path.read_text().replace('"seed": 5', '"seed": 2'))
     bad = failed(verify(folder, shards_per_config=0))
-    assert [(c.config, c.name) for c in bad] == [("", "card")]
+    assert [(c.config, c.name) for c in bad] == [("", "card"), ("V-1", "spec")]  # seed 2 gives another fingerprint
     assert "manifests/V-1.json changed after the card was written" in bad[0].detail
 
 

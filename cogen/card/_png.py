@@ -15,7 +15,7 @@ import numpy as np
 
 from cogen.folder.atomic import atomic_write
 
-__all__ = ["encode_png", "read_png_text", "write_png_atomic"]
+__all__ = ["encode_png", "read_png_image", "read_png_text", "write_png_atomic"]
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -58,6 +58,55 @@ def read_png_text(path: Path) -> dict[str, str]:
             break
         offset += 12 + length
     return entries
+
+
+def read_png_image(data: bytes) -> tuple[np.ndarray, list[tuple[int, int, int]], dict[str, str]] | None:
+    """(pixels, palette, text) of a PNG laid out as :func:`encode_png` writes one (8-bit indexed, no
+    interlace, filter 0 on every row, only IHDR, PLTE, tEXt, IDAT and IEND, nothing after IEND, every
+    CRC right), so that ``encode_png(*read_png_image(data))`` gives the same image; None for any other file."""
+    if not data.startswith(_SIGNATURE):
+        return None
+    chunks, offset = [], len(_SIGNATURE)
+    while offset + 12 <= len(data):
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        body = data[offset + 8:offset + 8 + length]
+        end = offset + 12 + length
+        if end > len(data) or struct.unpack(">I", data[end - 4:end])[0] != zlib.crc32(kind + body) & 0xFFFFFFFF:
+            return None
+        chunks.append((kind, body))
+        offset = end
+        if kind == b"IEND":
+            break
+    kinds = [kind for kind, _ in chunks]
+    if offset != len(data) or kinds[:2] != [b"IHDR", b"PLTE"] or kinds[-1:] != [b"IEND"] or \
+            any(kind not in (b"tEXt", b"IDAT") for kind in kinds[2:-1]) or b"IDAT" not in kinds:
+        return None
+    width, height, depth, colour, compression, filtering, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
+    palette_bytes = chunks[1][1]
+    if (depth, colour, compression, filtering, interlace) != (8, 3, 0, 0, 0) or len(palette_bytes) % 3 or \
+            not 0 < width * height <= 1 << 28:
+        return None
+    try:
+        raw = zlib.decompressobj().decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"),
+                                              (width + 1) * height + 1)
+    except zlib.error:
+        return None
+    if len(raw) != (width + 1) * height:
+        return None
+    rows = np.frombuffer(raw, np.uint8).reshape(height, width + 1)
+    if rows[:, 0].any():
+        return None
+    palette = [tuple(palette_bytes[i:i + 3]) for i in range(0, len(palette_bytes), 3)]
+    if int(rows[:, 1:].max(initial=0)) >= len(palette):
+        return None
+    text = {}
+    for kind, body in chunks:
+        if kind == b"tEXt":
+            if b"\0" not in body:
+                return None
+            key, value = body.split(b"\0", 1)
+            text[key.decode("latin-1")] = value.decode("latin-1")
+    return rows[:, 1:].copy(), palette, text
 
 
 def write_png_atomic(path: Path, png: bytes) -> Path:

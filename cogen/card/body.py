@@ -19,6 +19,7 @@ from cogen.card.family_card import grouped_lines, markdown_table
 from cogen.card.papers import paper_link
 from cogen.card.settings import DEFAULT_SETTINGS, CardSettings
 from cogen.family import DEFAULT_FAMILY, family
+from cogen.safe_text import markdown_cell
 
 if TYPE_CHECKING:
     from cogen.card.family_card import FamilyCard
@@ -274,7 +275,9 @@ def _statistics(ctx: CardContext) -> str:
 def _versions(ctx: CardContext) -> str:
     if not ctx.manifests:
         return "- (no configs built yet)"
-    lines = ["Libraries that decide the bytes:", ""]
+    lines = ["Spec:", ""]
+    lines += grouped_lines(list(ctx.manifests.values()), _spec_origin)
+    lines += ["", "Libraries that decide the bytes:", ""]
     lines += grouped_lines(list(ctx.manifests.values()),
                            lambda m: ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
     for name in ctx.families():
@@ -287,6 +290,15 @@ def _versions(ctx: CardContext) -> str:
               "SHA-256 of every Parquet file, which <code>cogen verify</code> checks)</summary>", "",
               markdown_table(["config", "seed", "generator", "fingerprint", "manifest SHA-256"], rows), "", "</details>"]
     return "\n".join(lines)
+
+
+def _spec_origin(manifest: dict) -> str:
+    """Where a config's spec came from, as its manifest records it (``cogen verify`` checks a packaged one)."""
+    packaged = manifest.get("packaged_spec")
+    if packaged:
+        return f"cogen's packaged spec `{markdown_cell(packaged)}` (`split_specs/{markdown_cell(packaged)}.yaml`)"
+    return (f"`{markdown_cell(manifest.get('spec_file', 'unnamed')).replace('`', '')}`, a spec file of the builder's "
+            "own, **not one of cogen's packaged specs** (its content is in the manifest)")
 
 
 def _manifest_checksum(ctx: CardContext, name: str) -> str:

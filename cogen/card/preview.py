@@ -22,13 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from cogen.card._png import encode_png, read_png_text, write_png_atomic
+from cogen.card._png import encode_png, read_png_image, read_png_text, write_png_atomic
 from cogen.family import family
 from cogen.folder import PREVIEW_DIR, folder_manifests, preview_path
 from cogen.palette import ARC_RGB
 
-__all__ = ["PALETTE", "PREVIEW_DIR", "Band", "Preview", "caption_columns", "caption_lines", "caption_strip", "card_preview",
-           "draw_bands", "grid_columns", "held_out_split", "preview_splits", "read_bands", "render_config", "render_preview",
+__all__ = ["PALETTE", "PREVIEW_DIR", "Band", "Preview", "caption_columns", "caption_lines", "caption_strip",
+           "card_preview", "draw_bands", "grid_columns", "held_out_split", "preview_problem", "preview_splits",
+           "read_bands", "render_config", "render_preview",
            "stale_card_previews"]
 
 #: Bump when the drawing changes, so that card previews are redrawn.
@@ -305,12 +306,21 @@ def render_preview(folder: Path, manifest: dict, splits: tuple[str, ...], n: int
 
     Returns ``None`` (and writes nothing) when the splits hold no input/output grids.
     """
+    drawn = _preview_png(folder, manifest, splits, n, cell, stamp)
+    if drawn is None:
+        return None
+    write_png_atomic(path, drawn[0])
+    return Preview(Path(path), drawn[1])
+
+
+def _preview_png(folder: Path, manifest: dict, splits: tuple[str, ...], n: int, cell: int | None,
+                 stamp: dict | None) -> tuple[bytes, tuple[str, ...]] | None:
+    """The PNG bytes of a preview and the labels of its bands (None when the splits hold no grids)."""
     bands = [band for split in splits for band in read_bands(folder, manifest, split, n)]
     if not bands:
         return None
     text = {"cogen": json.dumps(stamp, sort_keys=True)} if stamp else None
-    write_png_atomic(path, encode_png(draw_bands(bands, cell), PALETTE, text))
-    return Preview(Path(path), tuple(band.label for band in bands))
+    return encode_png(draw_bands(bands, cell), PALETTE, text), tuple(band.label for band in bands)
 
 
 def render_config(folder: Path, configs: list[str] | None, split: str | None, n: int, images: Path,
@@ -352,6 +362,27 @@ def card_preview(folder: Path, manifest: dict) -> Path | None:
     if preview is None:
         path.unlink(missing_ok=True)
     return preview.path if preview else None
+
+
+def preview_problem(folder: Path, manifest: dict) -> str | None:
+    """Why ``previews/<config>.png`` is not the card preview cogen draws from the config's rows now (None
+    when it is, or when there is none and none is drawn). Pixels, palette and stamp are compared, not the
+    compressed bytes, which depend on the zlib that wrote them."""
+    path = preview_path(folder, manifest["config"])
+    shown = f"{PREVIEW_DIR}/{path.name}"
+    if path.is_symlink():
+        return f"{shown} is a symbolic link; cogen writes previews as files: delete it and rerun `cogen card`"
+    if not path.exists():
+        return None
+    splits = preview_splits(manifest)
+    fresh = _preview_png(folder, manifest, splits, CARD_PAIRS, None, _card_stamp(manifest, splits))
+    if fresh is None:
+        return f"{shown} is there, but cogen draws no preview of this config (no grids in its rows): delete it"
+    stored = read_png_image(path.read_bytes())
+    if stored is None or encode_png(*stored) != fresh[0]:
+        return (f"{shown} is not the image cogen draws from the config's rows (replaced, or drawn from other rows): "
+                "delete it and rerun `cogen card`")
+    return None
 
 
 def stale_card_previews(folder: Path, configs: set[str]) -> list[Path]:

@@ -18,17 +18,21 @@ def progress_bar(enabled: bool, labels: dict[str, str]):
     """A context manager yielding ``update(phase, advance, total)`` that draws one bar per phase.
 
     The phase ``compile`` (no counts) shows "compiling kernels (first run only)" while it lasts,
-    if it lasts longer than a cached load would.
+    if it lasts longer than a cached load would. Not ``enabled``: it yields None (the library then
+    reports nothing), and neither rich's progress module nor a timer thread is started.
     """
     import threading
-    from contextlib import contextmanager
+    from contextlib import contextmanager, nullcontext
+
+    if not enabled:
+        return nullcontext()
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     @contextmanager
     def bar():
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=_console.err, disable=not enabled, transient=False) as rich_progress:
+                      console=_console.err, transient=False) as rich_progress:
             tasks, lock, timers = {}, threading.Lock(), []
 
             def show_compiling() -> None:

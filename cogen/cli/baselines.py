@@ -78,14 +78,14 @@ def _progress_bar(enabled: bool, label: str):
 
 
 def _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_, precision,
-             grad_accum) -> dict:
+             grad_accum, follow) -> dict:
     return {"epochs": epochs, "batch_size": batch_size, "eval_batch_size": eval_batch_size, "size": size,
             "device": device, "train_samples": train_samples, "task_codes": task_codes, "compile": compile_,
-            "precision": precision, "grad_accum": grad_accum}
+            "precision": precision, "grad_accum": grad_accum, "follow": follow}
 
 
 Epochs = Annotated[int | None, typer.Option(min=1, help="Epochs.", show_default="the paper's; 10, LLaDA 20, MLC 200/300")]
-BatchSize = Annotated[int | None, typer.Option(min=1, help="Training batch.", show_default="the paper's; 64, PL-TF 32, MLC 200 episodes")]
+BatchSize = Annotated[int | None, typer.Option(min=1, help="Training batch.", show_default="the paper's; 64, PL-TF and LLaDA 32, MLC 200 episodes")]
 EvalBatch = Annotated[int, typer.Option(min=1, help="Evaluation batch (any size gives the same scores).")]
 Size = Annotated[str, typer.Option(help=_SIZE)]
 Device = Annotated[str, typer.Option(help=_DEVICE)]
@@ -94,6 +94,7 @@ TaskCodes = Annotated[str, typer.Option(help="auto (depth-4 codes for CompGen, n
 Compile = Annotated[str, typer.Option("--compile", help="torch.compile: auto (CUDA only), on or off.")]
 Precision = Annotated[str, typer.Option(help="auto (fp16 mixed precision on CUDA, fp32 elsewhere), fp32, fp16 or bf16; fp16/bf16 force the GPU's path on any device.")]
 GradAccum = Annotated[int | None, typer.Option(min=1, help="Micro-batches per optimiser update. Memory only: an update still sees the paper's batch. `cogen baselines preflight` says which value fits.", show_default="the model's; MLC 8")]
+Follow = Annotated[str, typer.Option(help="Where the paper's text and the authors' code differ (checkpoint rule, LLaDA's batch, init, dropout; docs/baselines.md lists them): code (what produced the paper's numbers) or text.")]
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")]
 Model = Annotated[str, typer.Option("--model", "-m", help="resnet, resnet-film, vanilla-tf, grid-tf, pl-tf, llada, llada-sft or mlc.")]
 Data = Annotated[str, typer.Option("--data", "-d", help=_DATA)]
@@ -109,7 +110,7 @@ def train(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder.", show_default="runs/<model>/<config>/seed<seed>")] = None,
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
-    compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None,
+    compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None, follow: Follow = "code",
     stream: Annotated[str | None, typer.Option(help="Train on fresh samples every epoch: the spec --data was built from (a packaged name such as c1, or a file); each epoch draws as many samples as the training split holds from the config's endless stream, never a stored validation or test pair. Grid models only.")] = None,
     progress: ShowProgress = True,
 ) -> None:
@@ -117,7 +118,7 @@ def train(
     config_type = _library("config").RunConfig
     run_config = config_type(model, data, config, seed, stream=stream,
                              **_options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes,
-                                        compile_, precision, grad_accum))
+                                        compile_, precision, grad_accum, follow))
     _log_to_console(False)
     with _progress_bar(progress, f"{model} {config} seed {seed}") as bar:
         summary = _library("run").train(run_config, out, bar)
@@ -145,11 +146,12 @@ def _print_summary(summary: dict, folder) -> None:
 @app.command("table", epilog=examples("cogen baselines table runs", "cogen baselines table runs --out table.md"))
 def table(
     runs: Annotated[list[Path], typer.Argument(help="Run folders, or folders holding run folders.")],
-    rule: Annotated[str, typer.Option(help="Checkpoint rule: ood_loss (the paper's), id_val or final.")] = "ood_loss",
-    metric: Annotated[str, typer.Option(help="grid_accuracy (cogen eval) or padded_grid_accuracy (the paper's, in-loop).")] = "grid_accuracy",
+    rule: Annotated[str, typer.Option(help="Checkpoint rule: paper (each run's own: the one its model's authors' code keeps), ood_acc, ood_cell_acc, ood_loss (the grid paper's text), id_val or final.")] = "paper",
+    metric: Annotated[str, typer.Option(help="paper (each paper's own metric: the padded grid accuracy; MLC's teacher-forced scores), padded_grid_accuracy or grid_accuracy (cogen eval on the cut-out grids); the other sits beside it.")] = "paper",
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write the Markdown to this file.")] = None,
 ) -> None:
-    """Print the paper's Table 1 layout (ID / OOD / Δ, mean ± SEM over seeds) beside the paper's numbers."""
+    """Print the paper's Table 1 layout (ID / OOD / Δ, mean ± SEM over seeds) beside the paper's numbers; runs
+    that do not follow the paper's protocol (size, epochs, rows, batch) are marked †."""
     tables = _library("table", needs_torch=False)
     markdown = tables.results_table(tables.find_runs(runs), rule, metric)
     typer.echo(markdown, nl=False)
@@ -170,7 +172,7 @@ def suite(
     jobs: Annotated[int, typer.Option(min=1, help="Runs trained side by side (separate processes; they can share one GPU).")] = 1,
     epochs: Epochs = None, batch_size: BatchSize = None, eval_batch_size: EvalBatch = 500, size: Size = "paper",
     device: Device = "auto", train_samples: TrainSamples = None, task_codes: TaskCodes = "auto",
-    compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None,
+    compile_: Compile = "auto", precision: Precision = "auto", grad_accum: GradAccum = None, follow: Follow = "code",
     progress: ShowProgress = True,
 ) -> None:
     """Train models x settings x seeds (finished runs are skipped) and print the results table."""
@@ -180,7 +182,7 @@ def suite(
         raise typer.BadParameter("--seeds needs at least one seed, e.g. 0,1,2")
     _log_to_console(False)
     options = _options(epochs, batch_size, eval_batch_size, size, device, train_samples, task_codes, compile_,
-                       precision, grad_accum)
+                       precision, grad_accum, follow)
 
     def finished(run, summary) -> None:
         _console.err.print(f"done: {run.model} {run.config} seed {run.seed}")
@@ -198,7 +200,7 @@ def preflight(
     model: Model, data: Data, config: Config,
     batch_size: BatchSize = None, size: Size = "paper", device: Device = "auto", train_samples: TrainSamples = None,
     task_codes: TaskCodes = "auto", compile_: Compile = "auto", precision: Precision = "auto",
-    grad_accum: GradAccum = None,
+    grad_accum: GradAccum = None, follow: Follow = "code",
     memory_gb: Annotated[float | None, typer.Option(min=0.001, help="Card memory to plan for, GB.", show_default="the GPU's; 24 without one")] = None,
     steps: Annotated[int, typer.Option(min=1, help="Timed updates after the first (which compiles).")] = 3,
     json_: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -210,7 +212,7 @@ def preflight(
 
     run_config = _library("config").RunConfig(
         model, data, config, **_options(None, batch_size, 500, size, device, train_samples, task_codes, compile_,
-                                        precision, grad_accum))
+                                        precision, grad_accum, follow))
     flight = _library("preflight")
     report = flight.preflight(run_config, memory_gb=memory_gb, steps=steps)
     typer.echo(json.dumps(report, indent=2) if json_ else flight.render(report), nl=json_)

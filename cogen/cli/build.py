@@ -18,6 +18,9 @@ DEFAULT_SPEC = "c1"
 #: The largest seed (as :data:`cogen.pipeline.driver.MAX_SEED`; not imported, so ``--help`` stays light).
 MAX_SEED = 2**63 - 1
 DEFAULT_OUT = Path("cogen-data")
+#: Rows per config ``cogen verify`` regenerates (as :data:`cogen.pipeline.verify.REGENERATED_ROWS`; not
+#: imported, so ``--help`` stays light).
+DEFAULT_SAMPLE = 10_000
 
 
 class ExecutorKind(str, Enum):
@@ -46,7 +49,8 @@ def build(
     seed: Annotated[int | None, typer.Option(callback=number("--seed", 0, MAX_SEED),
                                              help="Override the spec's seed.")] = None,
     workers: Annotated[int, typer.Option(callback=number("--workers", 1), help="Worker processes (never changes the "
-                                         "output; at most the cores available).")] = min(os.cpu_count() or 1, 8),
+                                         "output; at most the cores available; a build of fewer than 20,000 "
+                                         "rows runs in one process).")] = min(os.cpu_count() or 1, 8),
     executor: Annotated[ExecutorKind, typer.Option(case_sensitive=False, help="local process pool, or a Dask cluster.")] = ExecutorKind.local,
     dask_address: Annotated[str | None, typer.Option(help="Scheduler address for --executor dask.", show_default="a local cluster")] = None,
     dask_scheduler_file: Annotated[str | None, typer.Option(help="Scheduler file (dask scheduler --scheduler-file) for --executor dask.")] = None,
@@ -142,8 +146,10 @@ def _print_report(report) -> None:
 def verify(
     folder: Annotated[str, typer.Argument(help="A dataset folder written by `cogen build` or `cogen merge`, or its "
                                                "fsspec URL (s3://bucket/prefix).")],
-    shards: Annotated[int, typer.Option(callback=number("--shards", 0),
-                                        help="Shards per config to regenerate for the determinism check.")] = 2,
+    sample: Annotated[int, typer.Option(callback=number("--sample", 0),
+                                        help="Rows per config the determinism check regenerates from the manifest and "
+                                             "compares: every row of the splits that fit, random rows of every row "
+                                             "group of the others (0: none).")] = DEFAULT_SAMPLE,
     full: Annotated[bool, typer.Option("--full", help="Re-derive the outputs of every row, not a sample of "
                                                       "10,000 rows per config.")] = False,
     regenerate: Annotated[bool, typer.Option("--regenerate", help="Check everything: also rebuild every shard from "
@@ -155,9 +161,10 @@ def verify(
     storage_options: Annotated[str | None, typer.Option(help="fsspec options for a URL FOLDER, as JSON.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (for scripts).")] = False,
 ) -> None:
-    """Re-check a built folder: card, file hashes, every column decoded, held-out data, uniqueness,
-    outputs re-derived from inputs, determinism; --regenerate also rebuilds every shard and the
-    object bank and compares them (the check no re-signed hash can fool)."""
+    """Re-check a built folder: the card against the manifests (what load_dataset loads), file hashes,
+    the spec (a packaged one must be exactly that), every column decoded, held-out data, uniqueness,
+    outputs re-derived from inputs, rows of every split regenerated, the preview; --regenerate also
+    rebuilds every shard and the object bank and compares them (the check no re-signed hash can fool)."""
     from rich.table import Table
 
     from cogen.pipeline.verify import failed
@@ -165,7 +172,7 @@ def verify(
 
     label = "checking every row" if full else "decoding every row"
     with progress_bar(progress, {"rows": label, "regenerate": "regenerating every shard"}) as bar:
-        checks = run_verify(folder, shards_per_config=shards, full=full, regenerate=regenerate,
+        checks = run_verify(folder, sample, full=full, regenerate=regenerate,
                             workers=_cores(workers), progress=bar, storage_options=_storage_options(storage_options))
     if json_output:
         _console.print_json({"folder": str(folder), "ok": not failed(checks), "checks": [

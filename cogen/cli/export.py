@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand
 
 from cogen.cli import _console
 from cogen.cli._help import complete_columns, complete_formats, examples
@@ -21,6 +22,21 @@ def _format_help() -> str:
     return "File format: " + "; ".join(f"{f.name}: {f.describe()}" for f in formats().values()) + "."
 
 
+#: The help of --format until ``cogen export --help`` is shown (:class:`_ExportCommand` fills in the formats).
+FORMAT_HELP = "File format (listed by `cogen export --help`)."
+
+
+class _ExportCommand(TyperCommand):
+    """``cogen export``, whose --format help lists every family's formats: read when the help is shown, not
+    each time any command builds the command tree (the families' export modules import NumPy and pyarrow)."""
+
+    def format_help(self, ctx, formatter) -> None:
+        for param in self.params:
+            if param.name == "format":
+                param.help = _format_help()
+        super().format_help(ctx, formatter)
+
+
 def _check_format(value: str) -> str:
     from cogen.export import formats
 
@@ -34,7 +50,7 @@ def export(
     config: ConfigOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the files into; it appears whole when "
                                                           "the export is complete (Ctrl-C leaves it as it was).")],
-    format: Annotated[str, typer.Option("--format", "-f", callback=_check_format, help=_format_help(),
+    format: Annotated[str, typer.Option("--format", "-f", callback=_check_format, help=FORMAT_HELP,
                                         autocompletion=complete_formats)],
     name: Annotated[str | None, typer.Option(help="mlc: the trainer's data_file_name (files train_<name>.jsonl, ...).",
                                              show_default="the reference split script's, systematicity_seed_<seed>")] = None,
@@ -73,4 +89,4 @@ EXAMPLES = examples("cogen export -f arc-json -d cogen-data -c C1-1 -o arc-c1-1 
 
 def register(root: typer.Typer) -> None:
     """Add ``cogen export`` to the ``cogen`` app."""
-    root.command("export", epilog=EXAMPLES)(export)
+    root.command("export", epilog=EXAMPLES, cls=_ExportCommand)(export)

@@ -141,7 +141,8 @@ def merge(
     sources: Annotated[list[Path], typer.Argument(help="Dataset folders to merge.")],
     into: Annotated[Path, typer.Option("--into", "-o", help="Destination dataset folder (created, or updated in place).")],
     link: Annotated[bool, typer.Option("--link", help="Hard-link shards instead of copying them.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Replace a README.md in --into that cogen did not write.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a config of --into built with other inputs (seed, "
+                                        "scale, spec), or a README.md in --into that cogen did not write.")] = False,
 ) -> None:
     """Merge build folders into one Hub-ready folder with one dataset card listing every config."""
     from cogen.hub.merging import merge as run_merge

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from cogen.errors import BuildError, os_error_text
 
-__all__ = ["atomic_write", "temporary_name"]
+__all__ = ["atomic_write", "sync_to_disk", "temporary_name"]
 
 T = TypeVar("T")
 
@@ -45,6 +45,14 @@ def atomic_write(path: str | Path, write: Callable[[Path], T]) -> T:
     finally:
         _remove(temporary)
     return result
+
+
+def sync_to_disk(path: str | Path) -> None:
+    """Flush a file, or every file of a folder and the folder, to the disk (before a rename makes it
+    visible), then the folder that holds it; raises :class:`OSError` as the system does."""
+    path = Path(path)
+    _sync(path)
+    _sync_folder(path.parent)
 
 
 def _sync(path: Path) -> None:

@@ -5,6 +5,10 @@ it when the holder ends, however it ends, so a lock left by a killed build is *s
 names a pid but nobody holds it) and the next build takes it over and says so. A second build
 into a folder that is being written refuses at once with the folder and the holder's pid.
 Where ``flock`` is unavailable the pid alone decides (is that process alive?).
+
+Taking the lock first refuses a folder where a place cogen writes in is a symbolic link
+(:func:`cogen.folder.ownership.check_places`), and the lock file itself is opened without
+following a link: every writer of a folder takes the lock before writing anything.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 
 from cogen.errors import BuildError, os_error_text
 from cogen.folder.layout import lock_path
+from cogen.folder.ownership import check_places
 
 __all__ = ["FolderLock"]
 
@@ -47,9 +52,10 @@ class FolderLock:
         self._fd: int | None = None
 
     def __enter__(self) -> FolderLock:
+        check_places(self.folder)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         except OSError as error:
             raise BuildError(f"cannot write into {self.folder}: {os_error_text(error)}") from None
         try:

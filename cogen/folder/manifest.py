@@ -14,6 +14,7 @@ from cogen.errors import BuildError
 from cogen.folder.atomic import atomic_write
 from cogen.folder.layout import MANIFEST_DIR
 from cogen.folder.names import name_problem
+from cogen.folder.ownership import manifest_path_problems
 
 __all__ = ["environment_versions", "folder_manifests", "natural_key", "read_manifests", "write_json_atomic"]
 
@@ -28,7 +29,11 @@ def write_json_atomic(path: Path, payload: dict) -> None:
 
 
 def read_manifests(folder: str | Path) -> dict[str, dict]:
-    """Every manifest of a dataset folder, by config name (sorted by name; empty if there is none)."""
+    """Every manifest of a dataset folder, by config name (sorted by name; empty if there is none).
+
+    A manifest whose config name or listed paths break cogen's rules (a path outside
+    ``data/<config>/``, a file that is not a shard of its split) is refused here, before any
+    command reads a file it lists (:func:`cogen.folder.ownership.manifest_path_problems`)."""
     directory = Path(folder) / MANIFEST_DIR
     manifests = {}
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else ():
@@ -44,6 +49,12 @@ def read_manifests(folder: str | Path) -> dict[str, dict]:
         if problem is not None:
             raise BuildError(f"{path}: its config name {manifest['config'][:80]!r} cannot be used ({problem}); "
                              "delete the manifest and rebuild that config")
+        if manifest["config"] != path.stem:
+            raise BuildError(f"{path}: it is the manifest of config {manifest['config']!r}, not of {path.stem!r} as its "
+                             "name says; delete it and rebuild that config")
+        problems = manifest_path_problems(manifest)  # before anything reads a file it lists
+        if problems:
+            raise BuildError(f"{path}: {problems[0]}; delete the manifest and rebuild that config")
         manifests[manifest["config"]] = manifest
     return dict(sorted(manifests.items(), key=lambda item: natural_key(item[0])))
 

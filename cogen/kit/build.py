@@ -49,13 +49,15 @@ import numpy as np
 from cogen.errors import BuildError, GenerationError
 from cogen.folder.atomic import atomic_write
 from cogen.pipeline.dedup import duplicates, plan_retries
+from cogen.pipeline.memory_scratch import keep_in_memory, kept_in_memory
 from cogen.pipeline.parquet import ROW_GROUP_ROWS
 from cogen.pipeline.shards import ConfigPlan, ShardTask, encode_shard, shard_ranges, task_table
 from cogen.pipeline.stages import stage
 from cogen.rng import retry_numbers, stream_seed
 
 __all__ = ["ROW_GROUP_ROWS", "BuildError", "ConfigPlan", "FamilyBuilder", "GenerationError", "RowsJob", "ShardTask",
-           "add_stats", "atomic_write", "duplicates", "encode_shard", "plan_retries", "retry_numbers", "row_groups", "settings_by_spec",
+           "add_stats", "atomic_write", "duplicates", "encode_shard", "keep_in_memory", "kept_in_memory", "plan_retries",
+           "retry_numbers", "row_groups", "settings_by_spec",
            "shard_ranges", "stage", "stream_seed", "task_table"]
 
 

@@ -12,8 +12,9 @@ sampler's), so a bug in one does not hide in the other.
 * **held-out rules** (:class:`HeldOut`): what out-of-domain rows hold, in-domain rows must not hold; a per-row rule
   (a value in its split's range) is a list of problems given to :meth:`FamilyChecks.check`;
 * **uniqueness** (:class:`UniqueKeys`): an independent key per row, no key twice across the config's splits;
-* **determinism** (:class:`Determinism`, in every :class:`FamilyChecks`): a few shards regenerated from the
-  manifest alone (the builder's ``regenerate_table``) and compared row for row.
+* **determinism** (:class:`Determinism`, in every :class:`FamilyChecks`): rows of every split regenerated from
+  the manifest alone (the builder's ``regenerate_table``; every row of the splits that fit in the sample, random
+  rows of every row group of the others) and compared row for row.
 
 Every check needs a tamper that makes it fail alone (the family's ``testing`` module, :mod:`cogen.kit.testing`).
 """

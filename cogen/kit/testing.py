@@ -8,11 +8,13 @@ testing.py``), so adding a family touches no shared test file:
   scores and prompts its ``config`` and ``split``;
 * ``TAMPERS``: ``{(config, check name): tamper(folder)}``, for every check of the family's own, the damage it
   exists to catch: ``tests/test_verify_tamper.py`` copies the tiny build, applies the tamper and requires that
-  check, and only it, to fail. The generic checks (card, files and schema, file hashes, decoding, determinism)
-  are broken by :func:`generic_tampers`; a family whose checks read what those damage gives its own instead.
+  check, and only it, to fail. The generic checks (card, files and schema, file hashes, spec, decoding,
+  determinism, preview) are broken by :func:`generic_tampers`; a family whose checks read what those damage
+  gives its own instead.
 
-A tamper that changes rows must record the changed shard in its manifest and the manifest in the card, as a
-build that wrote wrong rows would (:func:`edit_shard` does), or the *file hashes* check fails first.
+A tamper that changes rows must record the changed shard in its manifest and the manifest in the card, and
+draw the preview from the rows as they are now, as a build that wrote wrong rows would (:func:`edit_shard`
+does), or the *file hashes* (or *preview*) check fails first.
 """
 
 from __future__ import annotations
@@ -54,14 +56,17 @@ def shard_of(folder: Path, config: str, split: str) -> Path:
 
 
 def first_file(folder: Path, config: str) -> Path:
-    """The first shard file of ``config`` (of its first split): the one the determinism check always regenerates."""
+    """The first shard file of ``config`` (of its first split; a tiny build's determinism check regenerates
+    every row)."""
     splits = _manifest(folder, config)["splits"]
     return folder / next(iter(splits.values()))["files"][0]
 
 
 def rerecord(path: Path) -> None:
-    """Record the shard ``path`` as it is now in its manifest, and the manifest in the card."""
+    """Record the shard ``path`` as it is now in its manifest, and the manifest in the card, with the preview
+    drawn from the rows as they are now (none when they cannot be decoded: verify then skips the preview)."""
     from cogen.card import write_card
+    from cogen.errors import BuildError
     from cogen.folder import shard_record
 
     folder = path.parents[2]
@@ -72,7 +77,11 @@ def rerecord(path: Path) -> None:
         if relpath in info["shards"]:
             info["shards"][relpath] = shard_record(path)
     manifest_file.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    write_card(folder, previews=False)
+    (folder / "previews" / f"{path.parent.name}.png").unlink(missing_ok=True)
+    try:
+        write_card(folder)
+    except BuildError:  # rows that cannot be decoded cannot be drawn
+        write_card(folder, previews=False)
 
 
 def edit_shard(path: Path, change: Callable[[Columns], None]) -> None:
@@ -164,8 +173,29 @@ def _rename_row(config: str) -> Tamper:
     return tamper
 
 
+def _claims_packaged(config: str) -> Tamper:
+    def tamper(folder: Path) -> None:  # the manifest says it is cogen's packaged c3 (and the card lists it so)
+        from cogen.card import write_card
+
+        path = folder / "manifests" / f"{config}.json"
+        manifest = _manifest(folder, config)
+        manifest["packaged_spec"] = "c3"
+        path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        write_card(folder, previews=False)
+    return tamper
+
+
+def _foreign_preview(config: str) -> Tamper:
+    def tamper(folder: Path) -> None:  # the card's preview is some other picture (here, a PNG cut short)
+        (folder / "previews").mkdir(exist_ok=True)
+        (folder / "previews" / f"{config}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(32))
+    return tamper
+
+
 def generic_tampers(config: str) -> dict[tuple[str, str], Tamper]:
-    """A tamper for each generic check of ``cogen verify``, breaking ``config``'s first file (or the card)."""
+    """A tamper for each generic check of ``cogen verify``, breaking ``config``'s first file (or the card, the
+    manifest's claim of a packaged spec, the preview)."""
     return {(config, "card"): _remove_card, (config, "files and schema"): _remove_file(config),
             (config, "file hashes"): _flip_byte(config), (config, "decoding"): _break_page(config),
-            (config, "determinism"): _rename_row(config)}
+            (config, "determinism"): _rename_row(config), (config, "spec"): _claims_packaged(config),
+            (config, "preview"): _foreign_preview(config)}

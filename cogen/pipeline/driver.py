@@ -31,6 +31,7 @@ from cogen.card import check_card_owner, folder_card_checksums, is_cogen_card, w
 from cogen.errors import BuildError, BuildInterrupted, os_error_text
 from cogen.family import Builder, Setting, family
 from cogen.folder import (
+                          CROISSANT_FILE,
                           MANIFEST_FORMAT,
                           FolderLock,
                           append_journal,
@@ -45,14 +46,17 @@ from cogen.folder import (
 )
 from cogen.folder.inputs import code_digest, differences, folder_inputs, inputs_key, write_record
 from cogen.folder.layout import CARD_FILE, DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, STATE_DIR, plan_path, record_path
-from cogen.pipeline.executors import make_executor
+from cogen.folder.ownership import SHARD_NAME, foreign_files, is_state_name, is_temporary, listed_shards
+from cogen.pipeline.executors import make_executor, start_method
+from cogen.pipeline.memory import machine_memory
+from cogen.pipeline.memory_scratch import HELD_BYTES, holding
 from cogen.pipeline.resume import KeyPassCache, key_pass_folder, remove_key_passes
 from cogen.pipeline.shards import ConfigPlan, ShardResult, ShardTask, run_shard, run_shard_elsewhere
 from cogen.pipeline.stores import LocalStore, RemoteStore, open_store
-from cogen.specs import load_spec
+from cogen.specs import load_spec, packaged_spec_name
 
-__all__ = ["BuildReport", "ConfigReport", "MAX_SEED", "available_cores", "build", "builder_for", "estimate_memory",
-           "machine_memory"]
+__all__ = ["BuildReport", "ConfigReport", "MAX_SEED", "TINY_BUILD_ROWS", "available_cores", "build", "builder_for",
+           "estimate_memory", "machine_memory"]
 
 #: progress(phase, advance, total): phase is "compile" (the kernels, before any worker starts; no
 #: counts), "keys" or "write"; advance=0 announces the total.
@@ -66,6 +70,12 @@ MAX_SEED = 2**63 - 1
 PROCESS_BYTES = 400 * 2**20
 DRIVER_ROW_BYTES = 100
 WORKER_ROW_BYTES = 2_000
+#: A local build of fewer rows runs in the driver's process whatever ``workers`` says: the same bytes, and
+#: less CPU time. G1 with 2 workers, in the driver against a pool (``benchmarks/bench_startup.py pool``,
+#: medians of 5, load 1.6-2): 520 rows 0.90 against 1.04 CPU-s; 10,400 rows 1.30 against 1.84 (each
+#: worker imports polars, its shards' writer, again); 20,800 rows 1.33 against 1.94 CPU-s and 1.25
+#: against 1.66 s wall; at 41,600 rows the pool catches up on the wall clock (1.41 against 1.47 s).
+TINY_BUILD_ROWS = 20_000
 #: Keys of a shard's stamp that name the shard; the others name the file format (and join a config's inputs).
 _SHARD_STAMP_KEYS = ("fingerprint", "config", "split", "start", "stop")
 
@@ -131,6 +141,8 @@ class _Build:
     notify: Notify | None
     cdc: bool = False
     tally: _Tally = field(default_factory=_Tally)
+    #: The packaged spec the build's spec is (``"c3"``), or None: a user's spec file (every manifest says which).
+    packaged_spec: str | None = None
 
     @property
     def folder(self) -> Path:
@@ -164,7 +176,8 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
     (another spec, seed, scale, versions or code; configs the spec does not make), replaces a
     README.md that cogen did not write, and builds even when :func:`estimate_memory` says the
     build will not fit in memory; without it these are refused. ``workers`` above the cores
-    available are cut to that number (with a note). Raises :class:`~cogen.errors.BuildError` (the
+    available are cut to that number (with a note); a local build of fewer than
+    :data:`TINY_BUILD_ROWS` rows runs in this process (the same bytes, less CPU time). Raises :class:`~cogen.errors.BuildError` (the
     folder is being built by another process, cannot be written, ...) and
     :class:`~cogen.errors.BuildInterrupted`.
 
@@ -189,10 +202,11 @@ def build(spec: str | Path, folder: str | Path, *, scale: float = 1.0, seed: int
     formats = _format_fields(whole.family, parquet_cdc)
     job = _Build(store, spec, _inputs(whole, scale, rows_per_shard, formats), formats, rows_per_shard, workers, executor,
                  {"address": dask_address, "scheduler_file": dask_scheduler_file, "client": client}, progress, notify,
-                 parquet_cdc)
+                 parquet_cdc, packaged_spec=packaged_spec_name(spec))
     with FolderLock(folder, "build") as lock:
         if lock.stale_pid is not None and notify:
-            notify(f"an earlier build of {store.url} (pid {lock.stale_pid}) stopped before finishing; resuming it")
+            notify(f"an earlier build of {store.url} (pid {lock.stale_pid}) stopped before finishing (killed, or its "
+                   "machine stopped; the out-of-memory killer ends a build without a word); resuming it")
         if isinstance(store, RemoteStore):
             _check_remote_card(store, force)
             store.pull_metadata()
@@ -266,6 +280,7 @@ def _check_inputs(job: _Build, force: bool) -> None:
     found = differences(folder_inputs(job.folder), job.inputs)
     if not found:
         return
+    _refuse_foreign_files(job, found)
     if not force:
         raise BuildError(f"{job.store.url} holds a build with other inputs: {'; '.join(found)}. A folder holds one "
                          "build: build into another folder (`cogen merge` combines folders), or pass --force to "
@@ -275,12 +290,24 @@ def _check_inputs(job: _Build, force: bool) -> None:
     _empty_folder(job.store)
 
 
+def _refuse_foreign_files(job: _Build, found: list[str]) -> None:
+    """Refuse, with or without ``--force``, a folder holding another build and files cogen did not write
+    under ``data/``, ``manifests/`` or ``previews/`` (``--force`` deletes only what cogen wrote)."""
+    foreign = foreign_files(job.folder)
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise BuildError(f"{job.store.url} holds a build with other inputs ({'; '.join(found)}) and files cogen did not "
+                         f"write: {shown}. cogen deletes only its own files, even with --force: move these out of the "
+                         "folder (or build into another folder), then run again")
+
+
 def _empty_folder(store: LocalStore | RemoteStore) -> None:
-    """Delete every file cogen keeps in the folder (data, manifests, previews, card, build state but the lock)."""
+    """Delete every file cogen keeps in the folder (data, manifests, previews, card, build state but the lock);
+    :func:`_refuse_foreign_files` has made sure they hold nothing else."""
     folder = store.state
     state = folder / STATE_DIR
-    doomed = [folder / name for name in (DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, CARD_FILE)]
-    doomed += [path for path in (sorted(state.iterdir()) if state.is_dir() else ()) if path.name != "lock"]
+    doomed = [folder / name for name in (DATA_DIR, MANIFEST_DIR, PREVIEW_DIR, CARD_FILE, CROISSANT_FILE)]
+    doomed += [path for path in (sorted(state.iterdir()) if state.is_dir() else ()) if is_state_name(path.name)]
     try:
         for path in doomed:
             _remove(path)
@@ -297,23 +324,6 @@ def estimate_memory(rows: int, workers: int, rows_per_shard: int) -> int:
         workers * WORKER_ROW_BYTES * min(rows, rows_per_shard)
 
 
-def machine_memory() -> int | None:
-    """Bytes of memory this process may use: the machine's, or its container's limit if lower."""
-    limits = []
-    try:
-        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        pass
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            text = Path(path).read_text().strip()
-        except OSError:
-            continue
-        if text.isdigit() and int(text) < 2**60:
-            limits.append(int(text))
-    return min(limits) if limits else None
-
-
 def _check_memory(setting: Setting, job: _Build, force: bool) -> None:
     """Refuse, before anything is sampled, a build that will not fit in the machine's memory."""
     rows = builder_for(setting, job.rows_per_shard).rows()
@@ -321,9 +331,9 @@ def _check_memory(setting: Setting, job: _Build, force: bool) -> None:
     needed, available = estimate_memory(rows, workers, job.rows_per_shard), machine_memory()
     if available is None or needed <= available or force:
         return
-    raise BuildError(f"this build makes {rows:,} rows and needs about {_gib(needed)} of memory, more than this "
-                     f"machine's {_gib(available)}; lower --scale or --workers, build some configs with --only, "
-                     "or pass --force to try anyway")
+    raise BuildError(f"this build makes {rows:,} rows and needs about {_gib(needed)} of memory, more than the "
+                     f"{_gib(available)} this process may use (the machine's memory, or its cgroup's limit if lower); "
+                     "lower --scale or --workers, build some configs with --only, or pass --force to try anyway")
 
 
 def _gib(count: float) -> str:
@@ -353,6 +363,7 @@ def _build_locked(setting: Setting, job: _Build) -> list[ConfigReport]:
     job.tally.finished = list(reports)
     _remove_scratch(scratch_path(job.folder))  # a build killed before its end may have left files there
     todo = [name for name in names if name not in reports]
+    _refuse_unknown_files(job, todo)  # before the key pass: a file no plan can want stops the build at once
     if todo:
         if reports:
             builder = builder_for(setting.only(todo), job.rows_per_shard)
@@ -365,6 +376,8 @@ def _build_locked(setting: Setting, job: _Build) -> list[ConfigReport]:
 def _build_configs(builder: Builder, todo: list[str], trusted: dict[str, dict], job: _Build) -> dict[str, ConfigReport]:
     """Plan and write the configs ``todo``, then their manifests."""
     folder, store = job.folder, job.store
+    if job.executor == "local":
+        start_method()  # a wrong COGEN_WORKER_START is refused before any work, however small the build
     if job.progress:
         job.progress("compile", 0, 0)
     builder.pilot()  # fails fast on hopeless specs, and compiles the kernels before workers start
@@ -372,9 +385,11 @@ def _build_configs(builder: Builder, todo: list[str], trusted: dict[str, dict], 
     scratch = None if elsewhere else scratch_path(folder)
     keys = key_pass_folder(folder, {name: job.key(name) for name in todo})
     remove_key_passes(folder, keep=keys)
+    workers = _pool_workers(builder, job)
+    in_driver = job.executor == "local" and workers == 1 and scratch is not None
     try:
-        with make_executor(job.executor, job.workers, job.dask["address"], scheduler_file=job.dask["scheduler_file"],
-                           client=job.dask["client"]) as pool:
+        with make_executor(job.executor, workers, job.dask["address"], scheduler_file=job.dask["scheduler_file"],
+                           client=job.dask["client"]) as pool, holding(HELD_BYTES if in_driver else 0):
             job.tally.phase = "sampling keys"
             cached = job.tally.keys = KeyPassCache(pool, keys) if job.executor == "local" else None
             plans = builder.prepare(cached or pool, _announcing(job.progress, "keys", builder.key_rows()),
@@ -401,6 +416,14 @@ def _build_configs(builder: Builder, todo: list[str], trusted: dict[str, dict], 
         job.tally.finished.append(plan.config)
     job.tally.phase = "writing the card"
     return reports
+
+
+def _pool_workers(builder: Builder, job: _Build) -> int:
+    """The workers of the build's pool: 1 (the build runs in this process) for a local build of fewer than
+    :data:`TINY_BUILD_ROWS` rows, whose workers would cost more than they save."""
+    if job.executor == "local" and builder.rows() < TINY_BUILD_ROWS:
+        return 1
+    return job.workers
 
 
 def _draft(plan: ConfigPlan, key: str) -> dict:
@@ -454,12 +477,13 @@ def _clear_state(folder: Path, names: list[str]) -> None:
 
 
 def _sweep_temporaries(store: LocalStore | RemoteStore, configs: list[str]) -> None:
-    """Delete the hidden temporary files a stopped worker or write left behind (best effort)."""
+    """Delete the hidden temporary files a stopped worker or write left behind (best effort; cogen's
+    temporaries only, :func:`cogen.folder.ownership.is_temporary`)."""
     folder = store.state
     places = [folder, folder / MANIFEST_DIR, folder / PREVIEW_DIR]
     places += [folder / DATA_DIR / name for name in configs] if not store.remote else []
     for place in places:
-        for path in place.glob(".*.tmp") if place.is_dir() else ():
+        for path in (p for p in place.glob(".*.tmp") if is_temporary(p.name)) if place.is_dir() else ():
             try:
                 _remove(path)
             except OSError:
@@ -559,9 +583,14 @@ def _recorded(job: _Build, plan: ConfigPlan, trusted: dict | None) -> dict[str, 
 
 
 def _clear_stale(job: _Build, plan: ConfigPlan, recorded: dict[str, dict]) -> None:
-    """Take down the config's old manifest (its records move to the journal) and delete files the plan does not write."""
+    """Take down the config's old manifest (its records move to the journal) and delete the files of
+    ``data/<config>/`` that the plan does not write: cogen's temporaries, and shards that a manifest,
+    plan or journal lists. Any other file there is the user's: the build stops, naming it."""
     folder, store = job.folder, job.store
     path = manifest_path(folder, plan.config)
+    wanted = {task.relpath for task in plan.tasks}
+    listed = listed_shards(folder, plan.config)
+    _refuse_unknown_files(job, [plan.config], wanted | listed)
     try:
         if path.exists():
             journaled = read_journal(folder, plan.config, job.key(plan.config))
@@ -570,12 +599,22 @@ def _clear_stale(job: _Build, plan: ConfigPlan, recorded: dict[str, dict]) -> No
                     append_journal(folder, plan.config, job.key(plan.config), relpath, record)
             path.unlink()
             _publish_card(store)  # the card must not list a config that is being rewritten
-        wanted = {task.relpath for task in plan.tasks}
-        for relpath in store.files(plan.config):
-            if relpath.endswith(".tmp") or (relpath.endswith(".parquet") and relpath not in wanted):
-                store.remove(relpath)
+        for relpath in sorted(store.files(plan.config) - wanted):
+            store.remove(relpath)
     except OSError as error:
         raise BuildError(f"cannot update {folder}: {os_error_text(error)} ({error.filename})") from None
+
+
+def _refuse_unknown_files(job: _Build, configs: list[str], known: set[str] | None = None) -> None:
+    """Stop (naming it) at a file in ``data/<config>/`` that cogen will not delete: one whose name is not a
+    shard's or a temporary's, or, given the ``known`` paths (wanted or listed), a shard that is not among them."""
+    for config in configs:
+        unknown = sorted(f for f in job.store.files(config) if not is_temporary(f.rpartition("/")[2]) and
+                         (f not in known if known is not None else not SHARD_NAME.fullmatch(f.rpartition("/")[2])))
+        if unknown:
+            raise BuildError(f"{job.store.url}/{unknown[0]} is not a file cogen wrote (no manifest, plan or journal of "
+                             f"the folder lists it), and cogen deletes only its own files: move it out of "
+                             f"{DATA_DIR}/{config}/, then run the same command again")
 
 
 def _write_shards(pool, plans: list[ConfigPlan], job: _Build, recorded: dict[str, dict[str, dict]],
@@ -676,7 +715,7 @@ def _manifest(draft: dict, shards: dict[str, tuple[dict, dict]], job: _Build) ->
                              f"expected {rows}; delete {job.store.url}/data/{config} and rebuild")
     inputs = job.inputs[config]
     return {"config": config, "manifest_format": MANIFEST_FORMAT, "fingerprint": draft["fingerprint"],
-            "spec_file": Path(str(job.spec)).name, **draft["info"], "versions": inputs["versions"],
+            "spec_file": Path(str(job.spec)).name, "packaged_spec": job.packaged_spec, **draft["info"], "versions": inputs["versions"],
             "rows_per_shard": job.rows_per_shard, **job.formats, "columns": draft["columns"], "splits": splits,
             "inputs": inputs}
 

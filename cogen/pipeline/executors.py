@@ -249,13 +249,42 @@ def _fresh_std_streams() -> None:
 def stop_workers(pool: ProcessPoolExecutor) -> None:
     """Cancel queued calls and end the pool's workers now, without waiting for running calls."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager, calls = getattr(pool, "_executor_manager_thread", None), getattr(pool, "_call_queue", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
     for process in processes:
         process.join(timeout=5)
+    _end_manager_thread(manager, calls)
     pool.shutdown(wait=True)
+
+
+#: Seconds a stopped pool's manager thread gets to finish (it only closes pipes and reaps workers).
+MANAGER_STOP_SECONDS = 5.0
+
+
+def _end_manager_thread(manager, calls) -> None:
+    """Let a stopped pool's manager thread end now, before the interpreter exits, and take it off
+    ``concurrent.futures``' exit hook.
+
+    ``shutdown(wait=False)`` forgets the thread without joining it; left alone, it could still be
+    closing its wake-up pipe when the exit hook writes to that pipe (``OSError: Bad file
+    descriptor`` printed at exit), or wait forever for the feeder of the queue of the workers just
+    ended (a hang after the build's last message). So the queue is told not to wait for its
+    feeder, the thread is joined (for a few seconds at most), and the hook forgets it.
+    """
+    if calls is not None:
+        try:
+            calls.cancel_join_thread()
+        except (AttributeError, OSError, ValueError):  # already closed
+            pass
+    if manager is None:
+        return
+    manager.join(timeout=MANAGER_STOP_SECONDS)
+    from concurrent.futures import process as futures_process
+
+    getattr(futures_process, "_threads_wakeups", {}).pop(manager, None)
 
 
 def _dask_executor(workers: int, address: str | None, scheduler_file: str | None, client):

@@ -147,7 +147,7 @@ def _write_pyarrow(where, schema, tables, stats: dict | None, cdc: bool) -> int:
     rows = 0
     with pq.ParquetWriter(where, schema, **writer_options(), **parquet_layout_options(cdc)) as writer:
         for table in tables:
-            with stage("parquet encoding"):
+            with stage("parquet encoding", threads=True):
                 table = table.cast(schema) if table.schema != schema else table
                 writer.write_table(table, row_group_size=row_group_rows(table))
             rows += table.num_rows
@@ -185,7 +185,7 @@ def _write_polars(target, schema, tables: Iterator, stats: dict | None, group_ro
         return dict(reversed(metadata.items()))  # polars writes them last first
 
     output = _Output(target)
-    with stage("parquet encoding"):
+    with stage("parquet encoding", threads=True):  # polars encodes on its threads, and calls back for row groups
         source = register_io_source(frames, schema=_polars_schema(plain))
         try:
             source.sink_parquet(output, compression="zstd", compression_level=ZSTD_LEVEL, statistics=False,

@@ -7,7 +7,8 @@ Chosen once per :class:`cogen.sandbox.sandbox.Sandbox` by :func:`choose`:
   ``no_new_privs``, a new session and no further user namespaces; it is process 1 of its PID
   namespace (when it ends, the kernel ends everything in it) and it dies with the scorer. Its
   file system holds only the system's shared libraries (``/usr/lib*``), the Python installation and
-  its ``site-packages`` (read-only), bubblewrap's minimal ``/dev`` (read-only), and one writable
+  its ``site-packages`` (read-only; each ``site-packages`` folder bound at ``/cogen-sites/<n>``, so
+  the folders above it, a home or a checkout that holds the virtual environment, leave no trace), bubblewrap's minimal ``/dev`` (read-only), and one writable
   place, the **scratch**: an empty 8 MB tmpfs that is the working folder and ``TMPDIR``, emptied after
   every program (:func:`scratch_mount` puts it at ``/tmp``, or elsewhere when a bound folder lives
   under ``/tmp``, so a virtual environment anywhere stays visible). The root itself is remounted
@@ -41,6 +42,10 @@ UNSAFE_ENV = "COGEN_UNSAFE_RUN_UNTRUSTED_CODE"
 SANDBOX_ID = "1000"
 #: Size of the scratch (a tmpfs: what a program writes there is memory, bounded by this).
 SCRATCH_BYTES = 8 << 20
+#: Where the ``site-packages`` folders are bound inside the sandbox (``/cogen-sites/0``, ...): at their own
+#: paths, the folders above them would show (CI's virtual environment inside the checkout let a program
+#: list the checkout).
+SITES_INSIDE = "/cogen-sites"
 #: Where the scratch is mounted: the first of these under which (and above which) no folder is bound.
 SCRATCH_PLACES = ("/tmp", "/scratch", "/cogen-scratch")
 _HOW = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and "
@@ -75,6 +80,10 @@ class Isolation:
     def confined(self) -> bool:
         """True when the kernel confines the servers (namespaces, read-only files)."""
         return self.name == "bubblewrap"
+
+    def site_paths(self) -> list[str]:
+        """Where programs import from: the ``site-packages`` folders as the server sees them."""
+        return [inside for _, inside in site_mounts(self.paths)] if self.confined else list(python_paths()[2])
 
     def command(self, server: list[str], environment: dict[str, str]) -> list[str]:
         """The command line that starts a fork server (``server``: the interpreter and its arguments)
@@ -111,21 +120,28 @@ def _inside(path: str, parents: list[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") for p in parents)
 
 
+def site_mounts(sites: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Each ``site-packages`` folder and where it is bound inside the sandbox."""
+    return [(path, f"{SITES_INSIDE}/{n}") for n, path in enumerate(sites)]
+
+
 def _bound(sites: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
-    """bubblewrap's bind arguments, and every folder they bind."""
+    """bubblewrap's bind arguments, and every folder they bind (as seen inside)."""
     executable, prefix, _ = python_paths()
     binds, bound = _system_binds(), ["/usr/lib", "/usr/lib64", "/lib", "/lib64", "/lib32", "/libx32", "/usr/lib32",
                                      "/etc/ld.so.cache"]
-    for path in (prefix, os.path.dirname(executable), *sites):
+    for path in (prefix, os.path.dirname(executable)):  # where the interpreter finds its standard library
         if not _inside(path, bound):
             binds += ["--ro-bind", path, path]
             bound.append(path)
-    return binds, bound
+    for path, inside in site_mounts(sites):
+        binds += ["--ro-bind", path, inside]
+    return binds, bound + ([SITES_INSIDE] if sites else [])
 
 
 def scratch_mount(sites: tuple[str, ...] = ()) -> str:
     """Where the scratch goes: the first of :data:`SCRATCH_PLACES` with no bound folder under it (a
-    virtual environment under ``/tmp`` would otherwise be hidden by the scratch, E11 of the second red
+    Python installed under ``/tmp`` would otherwise be hidden by the scratch, E11 of the second red
     team) and none above it."""
     _, bound = _bound(sites)
     for place in SCRATCH_PLACES:

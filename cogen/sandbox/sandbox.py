@@ -83,7 +83,7 @@ class _Worker:
         if not self.isolation.confined and self.scratch is None:
             self.scratch = scratch_folder()
         scratch = self.isolation.scratch if self.isolation.confined else str(self.scratch)
-        config = {"hello": nonce, "scratch": scratch, "paths": list(python_paths()[2]),
+        config = {"hello": nonce, "scratch": scratch, "paths": self.isolation.site_paths(),
                   "seccomp": self.isolation.seccomp[0].hex(), "seccomp_child": self.isolation.seccomp[1].hex()}
         server = [python_paths()[0], "-S", "-s", "-P", "-c", _CHILD.read_text(encoding="utf-8"), json.dumps(config)]
         environment = {**_ENVIRONMENT, "TMPDIR": scratch}

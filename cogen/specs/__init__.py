@@ -11,13 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from cogen._resources import packaged_specs
-from cogen.errors import SpecError, UnknownNameError
+from cogen.errors import CogenError, SpecError, UnknownNameError
 from cogen.family import DEFAULT_FAMILY, FAMILIES, Setting, family
 from cogen.specs._fields import Range, read_name
 from cogen.specs._yaml import Located, load_located, read_located
 from cogen.specs.splits import ID_SPLITS, OOD_SPLITS, SPLITS
 
-__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Range", "is_spec_reference", "load_spec", "locate_configs", "packaged_specs",
+__all__ = ["ID_SPLITS", "OOD_SPLITS", "SPLITS", "Range", "is_spec_reference", "load_spec", "locate_configs",
+           "packaged_spec_name", "packaged_specs",
            "parse_spec_text", "resolve_spec_path"]
 
 
@@ -68,6 +69,21 @@ def load_spec(path_or_name: str | Path) -> Setting:
     """Read, validate and check a spec file (path or packaged name) into its frozen object."""
     path = resolve_spec_path(path_or_name)
     return _parse(read_located(path))
+
+
+def packaged_spec_name(path_or_name: str | Path) -> str | None:
+    """The name of the packaged spec that ``path_or_name`` is (``"c3"``, ``"as_run/c3"``): a packaged
+    name, the packaged file itself, or a file with the same bytes as one; None for any other spec."""
+    try:
+        path = resolve_spec_path(path_or_name).resolve()
+        data = path.read_bytes()
+    except (CogenError, OSError):
+        return None
+    packaged = packaged_specs()
+    same = [name for name, file in packaged.items() if file.resolve() == path]
+    if not same:
+        same = [name for name, file in packaged.items() if file.stat().st_size == len(data) and file.read_bytes() == data]
+    return same[0] if same else None
 
 
 def parse_spec_text(text: str, source: str = "<spec>") -> Setting:

@@ -13,11 +13,14 @@ layer, bidirectional attention, no dropout.
   masked cell's cross-entropy weighted by ``1/p``, normalised by the target length.
 * ``init="mitchell"`` (the paper's code, OLMo's rule): every linear and embedding weight of the
   trunk trunc-normal (cut at 3 std) with std ``1/sqrt(fan_in)``, the attention output and the
-  feed-forward output of layer ``i`` further divided by ``sqrt(2 (i + 1))``; ``init="normal"``:
-  std 0.02 (decision 2). The head keeps the shared initialisation (:func:`init_weights`).
+  feed-forward output of layer ``i`` further divided by ``sqrt(2 (i + 1))``; the 2-layer head and the
+  task-token table live outside the branch's backbone and keep PyTorch's initialisation (the task
+  table N(0, 1)). ``init="normal"`` (``llada-sft``): std 0.02 everywhere (decision 2,
+  :func:`init_weights`).
 * Decoding: the target starts fully masked; each of 32 steps predicts every masked cell (argmax,
   temperature 0) and unmasks the most confident ones, ``n // 32`` per step plus one during the
-  first ``n % 32`` steps (low-confidence remasking, one block).
+  first ``n % 32`` steps (low-confidence remasking, one block); the confidence is the softmax
+  probability of the argmax computed in float64, as the branch does on CUDA.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from cogen_baselines.models.layers import (
     MLPHead,
     head_dim_check,
     init_weights,
+    reset_to_defaults,
     rotary_1d,
 )
 
@@ -84,9 +88,11 @@ class LLaDA(GridModel):
         self.encoder = Encoder(depth, dim, heads, hidden, 0.0, norm="rms", feed_forward="swiglu", bias=False,
                                rotary=rotary_1d(length, dim // heads, theta))
         self.head = MLPHead(dim, head_hidden, shape.classes)
-        init_weights(self)
         if init == "mitchell":
-            mitchell_init([self.embed] + ([self.task] if self.task is not None else []), self.encoder)
+            reset_to_defaults(self)
+            mitchell_init([self.embed], self.encoder)
+        else:
+            init_weights(self)
 
     def _target_logits(self, batch: GridBatch, noisy: torch.Tensor) -> torch.Tensor:
         """``(B, cells, classes)`` scores of the target cells given the (partly masked) target ``noisy``."""
@@ -134,7 +140,7 @@ class LLaDA(GridModel):
         for reveal in transfer_schedule(self.shape.cells, steps or self.decode_steps):
             if not reveal:
                 continue
-            probabilities = self._target_logits(batch, tokens).float().softmax(dim=-1)
+            probabilities = self._target_logits(batch, tokens).double().softmax(dim=-1)
             confidence, guess = probabilities.max(dim=-1)
             confidence = confidence.masked_fill(tokens != self.mask_token, -1.0)
             chosen = confidence.topk(reveal, dim=1).indices

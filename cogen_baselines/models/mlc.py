@@ -13,7 +13,12 @@ GELU, dropout 0; separate encoder and decoder embeddings and an output layer ove
 vocabulary (5.7 M parameters, most of them in those three tables).
 
 Loss: cross-entropy over the decoder's tokens, all-background patches weighted 0.2 (weighted mean).
-Decoding is greedy.
+Decoding is greedy; :meth:`MLC.teacher_forced` gives the argmax of every position under the gold
+prefix, which the reference's colour and shape accuracies are computed from.
+
+``init="code"`` (the MLC paper's code): the token, position, row and column tables
+N(0, 1), the encoder's and decoder's matrices xavier-uniform (``nn.Transformer``'s reset), every
+other layer as PyTorch initialises it; ``init="normal"``: truncated normal std 0.02 (decision 2).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cogen_baselines.models.layers import init_weights
+from cogen_baselines.models.layers import init_weights, reset_to_defaults
 
 __all__ = ["BACKGROUND_WEIGHT", "EOS", "GRID_TOKENS", "IO_SEP", "MLC", "PAD", "PATCH_OFFSET", "SOS", "SUP_SEP",
            "VOCAB_SIZE", "encoder_length", "patch_positions"]
@@ -56,8 +61,11 @@ class MLC(nn.Module):
     """Encoder-decoder for MLC episodes (see the module docstring)."""
 
     def __init__(self, encoder_length: int, *, dim: int = 128, layers: tuple[int, int] = (3, 3), heads: int = 8,
-                 hidden: int = 768, dropout: float = 0.0, background_weight: float = BACKGROUND_WEIGHT):
+                 hidden: int = 768, dropout: float = 0.0, background_weight: float = BACKGROUND_WEIGHT,
+                 init: str = "code"):
         super().__init__()
+        if init not in ("code", "normal"):
+            raise ValueError(f"MLC: init={init!r} is not code or normal")
         self.encoder_length = encoder_length
         self.encoder_embed = nn.Embedding(VOCAB_SIZE, dim)
         self.decoder_embed = nn.Embedding(VOCAB_SIZE, dim)
@@ -80,7 +88,13 @@ class MLC(nn.Module):
         self.register_buffer("class_weights", weights, persistent=False)
         self.register_buffer("causal", nn.Transformer.generate_square_subsequent_mask(DECODER_LENGTH),
                              persistent=False)
-        init_weights(self)
+        if init == "normal":
+            init_weights(self)
+            return
+        reset_to_defaults(self)
+        for parameter in (*self.encoder.parameters(), *self.decoder.parameters()):
+            if parameter.dim() > 1:
+                nn.init.xavier_uniform_(parameter)
 
     def _embed(self, tokens: torch.Tensor, side: str) -> torch.Tensor:
         table = self.encoder_embed if side == "encoder" else self.decoder_embed
@@ -118,6 +132,12 @@ class MLC(nn.Module):
     def training_loss(self, batch, reduction: str = "mean") -> torch.Tensor:
         """:meth:`loss` of an :class:`~cogen_baselines.episodes.MLCBatch`."""
         return self.loss(batch.encoder, batch.decoder_input, batch.target, reduction)
+
+    @torch.no_grad()
+    def teacher_forced(self, encoder: torch.Tensor, decoder_input: torch.Tensor) -> torch.Tensor:
+        """``(N, 25)`` the argmax at every output position given the gold prefix (SOS and the target's
+        first tokens): the reference's test predictions, from which it scores colour and shape."""
+        return self(encoder, decoder_input)[:, :GRID_TOKENS].argmax(dim=-1)
 
     @torch.no_grad()
     def generate(self, encoder: torch.Tensor) -> torch.Tensor:

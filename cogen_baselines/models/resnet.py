@@ -5,6 +5,10 @@ extra tokens *after* the conv encoder, where only the per-token MLP head sees it
 prediction can depend on it (which fits the paper's near-zero CompGen accuracy).
 ``resnet-film`` goes beyond the paper: the task code conditions every residual block through a
 FiLM scale and shift, so the network can tell which sequence to apply.
+
+``init="code"`` (the authors' code): every layer as PyTorch initialises it (convolutions
+kaiming-uniform, the task-token table N(0, 1)); ``init="text"``: truncated normal with std
+``1/sqrt(fan_in)`` for every conv and linear layer (:func:`init_weights`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from cogen_baselines.models.base import GridBatch, GridModel, GridShape
-from cogen_baselines.models.layers import MLPHead, init_weights
+from cogen_baselines.models.layers import INITS, MLPHead, init_weights, reset_to_defaults
 
 __all__ = ["ResNet"]
 
@@ -48,8 +52,10 @@ class ResNet(GridModel):
     """One-hot grid -> 1x1 stem -> residual blocks -> 1x1 conv to ``embed`` -> per-cell MLP head."""
 
     def __init__(self, shape: GridShape, blocks=PAPER_BLOCKS, stem: int = 32, embed: int = 128,
-                 head_hidden: int = 128, film: bool = False, film_embed: int = 32):
+                 head_hidden: int = 128, film: bool = False, film_embed: int = 32, init: str = "code"):
         super().__init__()
+        if init not in INITS:
+            raise ValueError(f"init={init!r} is not one of {', '.join(INITS)}")
         if film and not shape.task_vocab:
             raise ValueError("a FiLM ResNet needs task codes (the data has none: it would be the plain ResNet)")
         self.shape, self.film = shape, film
@@ -60,7 +66,10 @@ class ResNet(GridModel):
         self.task = nn.Embedding(shape.task_vocab, film_embed if self.film else embed) if shape.task_vocab else None
         self.head = MLPHead(embed, head_hidden, shape.classes)
         self.register_buffer("class_ids", torch.arange(shape.classes)[:, None, None], persistent=False)
-        init_weights(self, fan_in=True)
+        if init == "text":
+            init_weights(self, fan_in=True)
+        else:
+            reset_to_defaults(self)
 
     def logits(self, batch: GridBatch) -> torch.Tensor:
         # one-hot channels by comparison: F.one_hot checks its input's range, a host sync on a GPU

@@ -4,8 +4,19 @@ Sequence: ``[registers] + grid cells + [task code]``. Cells are embedded from th
 mixed with an absolute positional encoding: a learned 1-D table added to the tokens (Vanilla), or
 the fixed 2-D sin-cos encoding with object positional encoding (OPE) mixed by a learnt
 vector-weighted sum of the two L2-normalised vectors (Grid). Registers and task tokens get no
-absolute position; with 2-D RoPE they get angle 0. After the encoder, registers and task tokens
-are cut off, a linear layer maps each cell token to the head, and the 2-layer MLP head classifies it.
+absolute position (registers pass through the mixer with a zero position, as in the authors'
+code); with 2-D RoPE they get angle 0. After the encoder, registers and task tokens are cut off and
+the 2-layer MLP head classifies each cell token.
+
+Where the paper's text and the authors' code differ, ``init``, ``dropout_at`` and ``project`` choose
+(the registry's cards give the code's form; ``--follow text`` the text's):
+
+* ``init="code"``: the trunk's linear layers normal with std 0.02, the cell embedding, the head and
+  the task-token table as PyTorch initialises them (the task table N(0, 1)), the learned 1-D APE
+  ``randn`` (std 1); ``init="text"``: truncated normal std 0.02 (:func:`init_weights`).
+* ``dropout_at``: ``inner`` (the code: attention probabilities and inside the feed-forward) or
+  ``residual`` (the text: after the attention and after the feed-forward).
+* ``project``: a linear layer between the encoder and the head (the text, I.2); the code has none.
 """
 
 from __future__ import annotations
@@ -15,12 +26,15 @@ from torch import nn
 
 from cogen_baselines.models.base import GridBatch, GridModel, GridShape
 from cogen_baselines.models.layers import (
+    INITS,
+    CellEmbedding,
     Encoder,
     MLPHead,
     head_dim_check,
     init_weights,
     l2_normalise,
     output_layer,
+    reset_to_defaults,
     rotary_2d,
     sincos,
     sincos_2d,
@@ -44,11 +58,13 @@ class GridTransformer(GridModel):
 
     def __init__(self, shape: GridShape, *, dim: int = 128, depth: int = 6, heads: int = 4, hidden: int = 512,
                  dropout: float = 0.0, position: str = "learned", rope: bool = False, registers: int = 0,
-                 head_hidden: int = 128):
+                 head_hidden: int = 128, init: str = "code", dropout_at: str = "inner", project: bool = False):
         super().__init__()
         head_dim_check(dim, heads, 4 if rope else 1)
+        if init not in INITS:
+            raise ValueError(f"init={init!r} is not one of {', '.join(INITS)}")
         self.shape, self.position, self.registers = shape, position, registers
-        self.embed = nn.Embedding(shape.classes, dim)
+        self.embed = CellEmbedding(shape.classes, dim)
         if position == "learned":
             self.ape = nn.Parameter(torch.zeros(shape.cells, dim))
         elif position == "sincos":
@@ -62,13 +78,26 @@ class GridTransformer(GridModel):
         self.task = nn.Embedding(shape.task_vocab, dim) if shape.task_vocab else None
         angles = rotary_2d(shape.height, shape.width, dim // heads, before=registers,
                            after=shape.task_tokens) if rope else None
-        self.encoder = Encoder(depth, dim, heads, hidden, dropout, rotary=angles)
-        self.project = output_layer(nn.Linear(dim, dim))
+        self.encoder = Encoder(depth, dim, heads, hidden, dropout, rotary=angles, dropout_at=dropout_at)
+        self.project = output_layer(nn.Linear(dim, dim)) if project else None
         self.head = MLPHead(dim, head_hidden, shape.classes)
-        init_weights(self)
-        if position == "learned":
-            nn.init.trunc_normal_(self.ape, std=0.02, a=-0.04, b=0.04)
-        if registers:
+        self._initialise(init)
+
+    def _initialise(self, init: str) -> None:
+        if init == "text":
+            init_weights(self)
+            if self.position == "learned":
+                nn.init.trunc_normal_(self.ape, std=0.02, a=-0.04, b=0.04)
+        else:
+            reset_to_defaults(self)
+            for module in self.encoder.modules():
+                if isinstance(module, nn.Linear):
+                    nn.init.trunc_normal_(module.weight, std=0.02)   # cut at +-2 absolute: in effect a normal
+                    if module.bias is not None:
+                        nn.init.zeros_(module.bias)
+            if self.position == "learned":
+                nn.init.normal_(self.ape)
+        if self.register_tokens is not None:
             nn.init.trunc_normal_(self.register_tokens, std=0.02, a=-0.04, b=0.04)
 
     def _cells(self, batch: GridBatch) -> torch.Tensor:
@@ -80,14 +109,19 @@ class GridTransformer(GridModel):
         positions = object_position_encoding(batch.objects, self.shape.height, self.shape.width, tokens.shape[-1])
         return self.mix_tokens * l2_normalise(tokens) + self.mix_positions * l2_normalise(positions.to(tokens.dtype))
 
+    def _registers(self, batch_size: int, dtype: torch.dtype) -> torch.Tensor:
+        """The register tokens, through the mixer with a zero position (the code adds the APE after prepending them)."""
+        tokens = self.register_tokens.expand(batch_size, -1, -1).to(dtype)
+        return self.mix_tokens.to(dtype) * l2_normalise(tokens) if self.position == "sincos+objects" else tokens
+
     def logits(self, batch: GridBatch) -> torch.Tensor:
         cells = self._cells(batch)
         parts = [cells]
         if self.register_tokens is not None:
-            parts.insert(0, self.register_tokens.expand(cells.shape[0], -1, -1).to(cells.dtype))
+            parts.insert(0, self._registers(cells.shape[0], cells.dtype))
         if self.task is not None and batch.tasks is not None:
             parts.append(self.task(batch.tasks))
         hidden = self.encoder(torch.cat(parts, dim=1))
         grid = hidden[:, self.registers: self.registers + self.shape.cells]
-        scores = self.head(self.project(grid))
+        scores = self.head(self.project(grid) if self.project is not None else grid)
         return scores.view(-1, self.shape.height, self.shape.width, self.shape.classes)

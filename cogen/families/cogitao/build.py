@@ -40,6 +40,8 @@ from cogen.kit.build import (
     ShardTask,
     duplicates,
     encode_shard,
+    keep_in_memory,
+    kept_in_memory,
     plan_retries,
     shard_ranges,
     stage,
@@ -207,9 +209,13 @@ def _rows(job: SplitJob, saved: dict | None, start: int, stop: int, retries: np.
 def _save_rows(folder: str, groups: list[tuple[int, dict]]) -> str | None:
     """Save a shard's key-pass rows in ``folder`` (written whole or not at all); returns ``folder``,
     or None when it could not be written (the shard is then generated again). A row group is one
-    file of ``.npy`` arrays one after the other: the names, then each array (no pickles)."""
+    file of ``.npy`` arrays one after the other: the names, then each array (no pickles). A build that
+    runs in the driver's process keeps them in memory instead, within a bound (:func:`cogen.kit.build.keep_in_memory`)."""
     from cogen.errors import BuildError
     from cogen.kit.build import atomic_write
+
+    if keep_in_memory(folder, dict(groups), sum(array.nbytes for _, rows in groups for array in rows.values())):
+        return folder
 
     def write(temporary: Path) -> None:
         temporary.mkdir()
@@ -231,6 +237,10 @@ def _saved_rows(folder: str | None, start: int, count: int) -> dict | None:
     """The rows of the row group at ``start`` that the key pass saved in ``folder`` (None: none, or unreadable)."""
     if folder is None:
         return None
+    groups = kept_in_memory(folder)
+    if isinstance(groups, dict):  # held in memory: handed over once (the second pass fills in regenerated rows)
+        rows = groups.pop(start, None)
+        return rows if rows is not None and len(rows.get("ok", ())) == count else None
     try:
         with stage("file i/o"), open(Path(folder) / f"{start}.npy", "rb") as source:
             names = np.load(source, allow_pickle=False)
@@ -312,6 +322,10 @@ class CogitaoBuilder:
     def rows(self) -> int:
         """Rows the build writes, all experiments and splits together."""
         return self.key_rows()
+
+    def split_sizes(self, experiment: Experiment) -> dict[str, int]:
+        """Rows of each split of ``experiment``, as its spec sets them."""
+        return dict(experiment.sizes)
 
     def key_rows(self) -> int:
         """Samples the key pass of :meth:`prepare` visits (for progress bars)."""
