@@ -82,10 +82,11 @@ __all__ = ["COMMANDS", "DEFAULT_FAMILY", "FAMILIES", "HELD_OUT_SPLITS", "ID_NOTE
 ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card", "viewer")
 #: Roles a family may leave empty (it has no such thing): :meth:`Family.load` gives None for them.
 OPTIONAL_ROLES = ("stream", "report", "exporter", "sample", "testing", "reply_parser")
-#: The commands a family option can belong to: ``cogen eval`` (and ``cogen eval <family>``, and the scoring of
-#: ``cogen prompts run``), ``cogen eval baseline``, and the prompt makers (``cogen prompts export``, ``cogen
+#: The commands a family option can belong to: ``cogen eval`` (and the scoring of ``cogen prompts run``),
+#: ``cogen eval <family>`` (the family's ``report``: declared here, the command line need not import the report
+#: to know its options), ``cogen eval baseline``, and the prompt makers (``cogen prompts export``, ``cogen
 #: prompts run``, the Inspect tasks).
-COMMANDS = ("eval", "baseline", "prompts")
+COMMANDS = ("eval", "report", "baseline", "prompts")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
 #: The splits a family holds out of training unless its record says otherwise (``Family.held_out_splits``).

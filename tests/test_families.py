@@ -19,7 +19,7 @@ from conftest import tiny_of
 from cogen.card.preview import caption_columns, read_bands
 from cogen.errors import EvalError, UnknownNameError
 from cogen.eval import baseline_records, evaluate, expected_ids, write_baseline, write_predictions
-from cogen.family import FAMILIES, OPTIONAL_ROLES, ROLES, Builder, Evaluator, Family, family
+from cogen.family import COMMANDS, FAMILIES, OPTIONAL_ROLES, ROLES, Builder, Evaluator, Family, family
 from cogen.folder import read_manifests, read_split
 from cogen.kit.testing import TinyBuild
 from cogen.llm import export_prompts
@@ -88,7 +88,8 @@ def test_every_role_resolves_and_keeps_its_protocol(name):
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_the_options_a_family_declares_are_those_its_code_takes(name):
     """A family's record declares its options (name, type, default, help, checks); what it declares for
-    ``eval`` is its evaluator's ``OPTIONS`` with the same defaults (and its report takes no other), what it
+    ``eval`` is its evaluator's ``OPTIONS`` with the same defaults, what it declares for ``report`` exactly what
+    its report takes (the command line reads them from the record, so --help imports no report), what it
     declares for ``prompts`` its prompt maker's keyword parameters, with the same defaults where the
     maker names one (None: the maker decides, as the declaration's default and help say)."""
     record = FAMILIES[name]
@@ -96,15 +97,17 @@ def test_the_options_a_family_declares_are_those_its_code_takes(name):
     assert {k: o.default for k, o in evaluation.items()} == dict(record.evaluation().OPTIONS)
     report = record.load("report")
     if report:
-        assert set(inspect.signature(report).parameters) - {"data", "predictions", "split", "configs"} <= \
-            set(evaluation)
+        assert set(inspect.signature(report).parameters) - {"data", "predictions", "split", "configs"} == \
+            set(record.options_for("report")) <= set(evaluation)
+    else:
+        assert not record.options_for("report")
     maker = {k: p.default for k, p in inspect.signature(record.load("prompts")).parameters.items()
              if k not in ("data", "split")}
     prompts = record.options_for("prompts")
     assert set(prompts) == set(maker)
     assert all(maker[k] is None or maker[k] == o.default for k, o in prompts.items()), (maker, prompts)
     for option in record.options:
-        assert option.help.endswith(".") and set(option.commands) <= {"eval", "baseline", "prompts"}
+        assert option.help.endswith(".") and set(option.commands) <= set(COMMANDS)
         if option.default is not None:
             assert option.check(option.default) == option.default  # a default passes its own checks
 

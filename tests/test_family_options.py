@@ -121,3 +121,4 @@ def test_an_option_declared_in_a_familys_folder_reaches_the_command_line(tmp_pat
     refused = command("prompts", "export", "-d", str(tmp_path / "data"), "-c", TINY.config, "-s", TINY.split, "-o", str(out),
                     "--greeting", "Yo")
     assert refused.returncode == 2 and "--greeting must be one of Hello, Hi, not 'Yo'" in refused.stderr
+

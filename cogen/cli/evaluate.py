@@ -128,13 +128,9 @@ def baseline(
 
 def _report_command(record: Family):
     """``cogen eval <family>``: the family's report over every config the predictions name (its ``report`` role),
-    with the family's ``eval`` options that its report function takes."""
-    import inspect
+    with the options the family declares for it (its record says which, so the report is imported only to run)."""
 
-    report_function = record.load("report")
-    takes = inspect.signature(report_function).parameters
-
-    @with_family_options("eval", records=[record], accepts=lambda option: option.name in takes)
+    @with_family_options("report", records=[record])
     def report(
         data: DataOpt,
         predictions: PredictionsOpt,
@@ -147,9 +143,9 @@ def _report_command(record: Family):
         for path, name in ((json_out, "--json-out"), (markdown, "--markdown")):
             if path is not None:
                 output_file(path, name)
-        options = {name: record.options_for("eval")[name].check(value) for name, value in family_options.items()}
+        options = {name: record.options_for("report")[name].check(value) for name, value in family_options.items()}
         with unconfined_note():
-            result = report_function(data, predictions, split, **options)
+            result = record.load("report")(data, predictions, split, **options)
         if not json_output:
             _console.out.print(result["markdown"], markup=False, highlight=False, soft_wrap=True)
             _console.out.print(f"{sum(m['n'] for m in result['configs'].values())} predictions scored in "

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from cogen.family import ID_NOTE, Family, Option
 
-EVAL = ("eval",)
+EVAL = ("eval", "report")  # the options of cogen eval and of cogen eval programs
 
 FAMILY = Family(
     name="programs",
