@@ -31,15 +31,21 @@ branch on a family's name:
 ``exporter``       optional: a module for ``cogen export`` (:mod:`cogen.export`): ``FORMATS`` (formats
                    only its configs take), ``COLUMN_VIEWS`` (its ``--columns`` views) and, when its
                    rows make ARC tasks, ``arc_tasks(source, split, **options) -> Iterator[ArcTask]``
+``reply_parser``   optional: ``parse(text) -> (prediction, reason)``, a model's reply made into what the
+                   evaluator scores (grid families: :func:`cogen.llm.parse.parse_reply`); empty: the
+                   reply text is the prediction (a family scored on the code a model writes)
 ``testing``        a module for cogen's shared tests (:mod:`cogen.kit.testing`): ``TINY``, the family's
                    tiny build, and ``TAMPERS``, the damage each of its checks exists to catch
 =================  ====================================================================
 
 Plain fields hold what must be known without importing the family: its ``title`` and
 ``description``, the splits whose rows are held out of training (``held_out_splits``: out of domain,
-as the card, the viewer and the training exports say), a note per column (``column_notes``), and the help text of each family option of
-``cogen eval`` (``eval_help``) and ``cogen prompts export`` (``prompt_help``), which
-:func:`option_help` puts together for the command line.
+as the card, the viewer and the training exports say), a note per column (``column_notes``), and the
+``options`` it takes (each an :class:`Option`: name, type, default, help and validation), which reach
+``cogen eval``, ``cogen eval baseline``, ``cogen prompts export``, ``cogen prompts run`` and the Inspect
+tasks through this registry (:meth:`Family.check_options` checks given values;
+``cogen/cli/_family_options.py`` makes them command-line options): a family with an option of its own
+edits only its folder.
 
 Callables are named ``"module:attribute"`` (or a module alone) and resolved on first use by
 :meth:`Family.load`, the one place that turns a name into code. That keeps this module at the
@@ -69,13 +75,18 @@ if TYPE_CHECKING:
 
     from cogen.folder import SplitData
 
-__all__ = ["DEFAULT_FAMILY", "FAMILIES", "HELD_OUT_SPLITS", "ID_NOTE", "OPTIONAL_ROLES", "ROLES", "Builder", "Evaluator", "Family", "Setting", "family",
-           "option_help"]
+__all__ = ["COMMANDS", "DEFAULT_FAMILY", "FAMILIES", "HELD_OUT_SPLITS", "ID_NOTE", "OPTIONAL_ROLES", "ROLES", "Builder",
+           "Evaluator", "Family", "Option", "Setting", "family"]
 
 #: Roles every family record names, each resolved by :meth:`Family.load`.
 ROLES = ("spec_parser", "builder", "shard_writer", "checks", "evaluator", "prompts", "card", "viewer")
 #: Roles a family may leave empty (it has no such thing): :meth:`Family.load` gives None for them.
-OPTIONAL_ROLES = ("stream", "report", "exporter", "sample", "testing")
+OPTIONAL_ROLES = ("stream", "report", "exporter", "sample", "testing", "reply_parser")
+#: The commands a family option can belong to: ``cogen eval`` (and the scoring of ``cogen prompts run``),
+#: ``cogen eval <family>`` (the family's ``report``: declared here, the command line need not import the report
+#: to know its options), ``cogen eval baseline``, and the prompt makers (``cogen prompts export``, ``cogen
+#: prompts run``, the Inspect tasks).
+COMMANDS = ("eval", "report", "baseline", "prompts")
 #: The family of a spec file without a ``family:`` key, and of a manifest without one.
 DEFAULT_FAMILY = "cogitao"
 #: The splits a family holds out of training unless its record says otherwise (``Family.held_out_splits``).
@@ -153,6 +164,11 @@ class Evaluator(Protocol):
     metrics printed first. ``read`` reads a predictions file into what ``score`` takes (grid
     families use :func:`cogen.eval.predictions.read_predictions`) and ``write`` writes one;
     ``baseline`` makes the trivial predictions named in ``BASELINES`` (``target``: the answers).
+    ``sample_scores`` gives each expected id's own scores, as ``score`` counts them: a dict with ``id``,
+    ``correct`` (the sample is solved), ``valid`` (its prediction was read), ``error`` (why it is
+    wrong, or None) and numbers whose means over the split are the family's headline metrics
+    (``cogen prompts run`` scores pass@k with them; the Inspect tasks report them per sample).
+    ``OPTIONS`` holds what the record's :class:`Option` s declare for ``eval``, with the same defaults.
     """
 
     OPTIONS: Mapping[str, Any]
@@ -170,6 +186,90 @@ class Evaluator(Protocol):
     def score(self, split: SplitData, raw: Any, **options: Any) -> dict: ...
 
     def summary_rows(self, metrics: dict) -> list[tuple[str, str]]: ...
+
+    def sample_scores(self, split: SplitData, raw: Any, **options: Any) -> list[dict]: ...
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option a family takes, declared in its record: what the command line, the library and the
+    Inspect tasks accept, with its help and its checks.
+
+    ``name`` is the keyword the family's code receives (its evaluator's ``score``, its prompt maker); the
+    command-line flag is ``--name`` with dashes unless ``flag`` says otherwise (``short``: a one-letter
+    alias). ``commands`` says where it applies (:data:`COMMANDS`). ``type`` is ``str``, ``int``, ``float``,
+    ``bool`` (a flag; ``negatable``: ``--x/--no-x``) or ``pathlib.Path``; ``default`` is the family's own
+    default (None: the family decides, as ``help`` says), shown in the help; ``choices``, ``minimum`` and
+    ``maximum`` are checked; ``parse`` names a ``"module:function"`` that turns the given value into what
+    the family takes, whatever a caller gives (raising ``ValueError`` with the reason).
+    """
+
+    name: str
+    help: str
+    commands: tuple[str, ...] = ("eval",)
+    type: type = str
+    default: Any = None
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    flag: str = ""
+    short: str = ""
+    negatable: bool = False
+    parse: str = ""
+
+    @property
+    def option(self) -> str:
+        """The command-line flag: ``--per-experiment``."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any, where: str = "") -> Any:
+        """``value`` converted to :attr:`type` and checked, or a one-line :class:`~cogen.errors.EvalError`
+        naming the flag and what it takes."""
+        from cogen.errors import EvalError
+
+        try:
+            value = _resolve(self.parse)(value) if self.parse else _convert(self.type, value)
+        except (TypeError, ValueError) as error:
+            raise EvalError(f"{where}{self.option}: {error}") from None
+        if self.choices and value not in self.choices:
+            raise EvalError(f"{where}{self.option} must be one of {', '.join(map(str, self.choices))}, not {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise EvalError(f"{where}{self.option} must be at least {self.minimum:g}, not {value}")
+        if self.maximum is not None and value > self.maximum:
+            raise EvalError(f"{where}{self.option} must be at most {self.maximum:g}, not {value}")
+        return value
+
+
+def _convert(kind: type, value: Any) -> Any:
+    """``value`` as ``kind``: what a command line, a YAML ``-T`` argument or a Python caller may give."""
+    import math
+    from pathlib import Path
+
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return value.lower() in ("true", "yes", "1")
+        raise ValueError(f"takes true or false, not {value!r}")
+    if kind in (int, float):
+        if isinstance(value, bool):
+            raise ValueError(f"takes a number, not {value!r}")
+        try:
+            number = kind(value) if isinstance(value, (str, int, float)) else None
+        except ValueError:
+            number = None
+        if number is None or (kind is int and isinstance(value, float) and value != number) or not math.isfinite(number):
+            raise ValueError(f"takes {'an integer' if kind is int else 'a finite number'}, not {value!r}")
+        return number
+    if kind is Path:
+        return str(value) if isinstance(value, (str, Path)) else _wrong(value, "a path")
+    if kind is str:
+        return value if isinstance(value, str) else _wrong(value, "text")
+    return value
+
+
+def _wrong(value: Any, what: str):
+    raise ValueError(f"takes {what}, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -192,11 +292,11 @@ class Family:
     report_help: str = ""
     exporter: str = ""
     sample: str = ""
+    reply_parser: str = ""
     testing: str = ""
     held_out_splits: tuple[str, ...] = HELD_OUT_SPLITS
     column_notes: Mapping[str, str] = field(default_factory=dict)
-    eval_help: Mapping[str, str] = field(default_factory=dict)
-    prompt_help: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[Option, ...] = ()
 
     def load(self, role: str) -> Any:
         """The code a role names (``"module:attribute"``, or a module), imported on first use; None
@@ -225,6 +325,33 @@ class Family:
     def make_prompts(self, data: Any, split: SplitData, **options: Any) -> Iterator[Any]:
         """The family's prompts for ``split`` (``data``: where it came from, for train examples)."""
         return self.load("prompts")(data, split, **options)
+
+    def options_for(self, command: str) -> dict[str, Option]:
+        """Name -> :class:`Option` of every option the family takes for ``command`` (:data:`COMMANDS`)."""
+        if command not in COMMANDS:
+            raise UnknownNameError("command", command, COMMANDS)
+        return {option.name: option for option in self.options if command in option.commands}
+
+    def check_options(self, command: str, values: Mapping[str, Any], config: str = "") -> dict[str, Any]:
+        """The options given in ``values`` (None: not given) that the family takes for ``command``, each
+        checked and converted (:meth:`Option.check`); a clear error for an option it does not take,
+        naming the families that do."""
+        from cogen.errors import EvalError
+
+        declared = self.options_for(command)
+        given = {}
+        for name, value in values.items():
+            if value is None:
+                continue
+            if name not in declared:
+                users = [f.title for f in FAMILIES.values() if name in f.options_for(command)]
+                flag = next((o.option for f in FAMILIES.values() for o in f.options if o.name == name),
+                            "--" + name.replace("_", "-"))
+                where = f" configs such as {config}" if config else " configs"
+                raise EvalError(f"option {flag} does not apply to {self.title}{where}"
+                                + (f"; it applies to {', '.join(users)} configs" if users else ""))
+            given[name] = declared[name].check(value)
+        return given
 
 
 def _resolve(name: str) -> Any:
@@ -282,15 +409,6 @@ class _Registry(Mapping):
 
 #: Name -> record of every family, found from the folders under ``cogen/families/``.
 FAMILIES: Mapping[str, Family] = _Registry()
-
-
-def option_help(command: str, option: str, lead: str = "") -> str:
-    """Help text of a family option of ``cogen eval`` (``command="eval"``) or ``cogen prompts export``
-    (``"prompts"``): ``lead``, then what each family that takes the option says of it, after its title."""
-    field_name = {"eval": "eval_help", "prompts": "prompt_help"}[command]
-    parts = [f"{record.title}: {text}" for record in FAMILIES.values()
-             if (text := getattr(record, field_name).get(option))]
-    return " ".join([lead, *parts]).strip()
 
 
 def family(name: str | None, where: str | None = None) -> Family:

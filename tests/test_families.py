@@ -19,7 +19,7 @@ from conftest import tiny_of
 from cogen.card.preview import caption_columns, read_bands
 from cogen.errors import EvalError, UnknownNameError
 from cogen.eval import baseline_records, evaluate, expected_ids, write_baseline, write_predictions
-from cogen.family import FAMILIES, OPTIONAL_ROLES, ROLES, Builder, Evaluator, Family, family
+from cogen.family import COMMANDS, FAMILIES, OPTIONAL_ROLES, ROLES, Builder, Evaluator, Family, family
 from cogen.folder import read_manifests, read_split
 from cogen.kit.testing import TinyBuild
 from cogen.llm import export_prompts
@@ -86,15 +86,30 @@ def test_every_role_resolves_and_keeps_its_protocol(name):
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_the_option_help_of_a_family_names_options_it_takes(name):
-    """``cogen eval`` and ``cogen prompts export`` show each family's own help for its options: an
-    option a family describes is one its evaluator (or report) and prompt maker take."""
+def test_the_options_a_family_declares_are_those_its_code_takes(name):
+    """A family's record declares its options (name, type, default, help, checks); what it declares for
+    ``eval`` is its evaluator's ``OPTIONS`` with the same defaults, what it declares for ``report`` exactly what
+    its report takes (the command line reads them from the record, so --help imports no report), what it
+    declares for ``prompts`` its prompt maker's keyword parameters, with the same defaults where the
+    maker names one (None: the maker decides, as the declaration's default and help say)."""
     record = FAMILIES[name]
+    evaluation = record.options_for("eval")
+    assert {k: o.default for k, o in evaluation.items()} == dict(record.evaluation().OPTIONS)
     report = record.load("report")
-    taken = set(record.evaluation().OPTIONS) | {"predictions", "markdown"}
-    taken |= set(inspect.signature(report).parameters) if report else set()
-    assert set(record.eval_help) <= taken
-    assert set(record.prompt_help) <= set(inspect.signature(record.load("prompts")).parameters) - {"data", "split"}
+    if report:
+        assert set(inspect.signature(report).parameters) - {"data", "predictions", "split", "configs"} == \
+            set(record.options_for("report")) <= set(evaluation)
+    else:
+        assert not record.options_for("report")
+    maker = {k: p.default for k, p in inspect.signature(record.load("prompts")).parameters.items()
+             if k not in ("data", "split")}
+    prompts = record.options_for("prompts")
+    assert set(prompts) == set(maker)
+    assert all(maker[k] is None or maker[k] == o.default for k, o in prompts.items()), (maker, prompts)
+    for option in record.options:
+        assert option.help.endswith(".") and set(option.commands) <= set(COMMANDS)
+        if option.default is not None:
+            assert option.check(option.default) == option.default  # a default passes its own checks
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
@@ -106,9 +121,9 @@ def test_options_of_another_family_are_refused_with_the_family_named(tiny_cogita
     tiny = tiny_of("cogitao")
     predictions = tmp_path / "p.jsonl"
     write_predictions(predictions, baseline_records(read_split(tiny_cogitao, tiny.config, tiny.split), "identity"))
-    with pytest.raises(EvalError, match="'queries' does not apply to COGITAO configs.*Compositional-ARC"):
+    with pytest.raises(EvalError, match="option --queries does not apply to COGITAO configs.*Compositional-ARC"):
         evaluate(tiny_cogitao, tiny.config, tiny.split, predictions, queries="first")
-    with pytest.raises(EvalError, match="'queries' does not apply to prompts for COGITAO"):
+    with pytest.raises(EvalError, match="option --queries does not apply to COGITAO configs such as"):
         export_prompts(tiny_cogitao, tiny.config, tiny.split, tmp_path / "prompts.jsonl", queries="first")
 
 
@@ -197,9 +212,11 @@ def test_a_family_without_a_stream_is_refused_by_name(toy, tmp_path):
         SampleStream(spec)
 
 
-@pytest.mark.parametrize("command, path", [("eval", ["eval"]), ("prompts", ["prompts", "export"])])
+@pytest.mark.parametrize("command, path", [("eval", ["eval"]), ("baseline", ["eval", "baseline"]),
+                                           ("prompts", ["prompts", "export"]), ("prompts", ["prompts", "run"]),
+                                           ("eval", ["prompts", "run"])])
 def test_each_family_option_shows_the_familys_own_help_after_its_title(command, path):
-    """The help of a family option on the command line is what the families' records say of it."""
+    """Every option a family declares reaches its commands through the registry, with the family's help."""
     import typer.main
 
     from cogen.cli import app
@@ -207,10 +224,10 @@ def test_each_family_option_shows_the_familys_own_help_after_its_title(command, 
     click_command = typer.main.get_command(app)
     for name in path:
         click_command = click_command.commands[name]
-    helps = {param.name: param.help or "" for param in click_command.params}
-    field = "eval_help" if command == "eval" else "prompt_help"
-    described = {option for record in FAMILIES.values() for option in getattr(record, field)}
-    assert described and described <= set(helps)
-    for record in FAMILIES.values():
-        for option, text in getattr(record, field).items():
-            assert f"{record.title}: {text}" in helps[option], (option, helps[option])
+    params = {param.name: param for param in click_command.params}
+    declared = [(record, option) for record in FAMILIES.values() for option in record.options_for(command).values()]
+    assert declared
+    for record, option in declared:
+        assert option.option in params[option.name].opts
+        if path != ["prompts", "run"] or command == "prompts" or option.name not in record.options_for("prompts"):
+            assert f"{record.title}: {option.help}" in params[option.name].help, (option.name, params[option.name].help)

@@ -90,7 +90,7 @@ def test_prompts_show_all_16_pairs_and_carry_their_version(data, tmp_path):
     assert "`f(s: str) -> str`" in record["prompt"] and "standard library" in record["prompt"]
     with pytest.raises(EvalError, match="prompt version 'programs-v0'"):
         next(split_prompts(data, read_split(data, "Q-random", "test"), version="programs-v0"))
-    with pytest.raises(EvalError, match="does not apply to prompts"):
+    with pytest.raises(EvalError, match="option --regime does not apply to String-to-grid programs configs"):
         export_prompts(data, "Q-random", "test", out, regime="coded")
 
 
@@ -188,7 +188,7 @@ def test_bad_input_is_a_clear_error_without_traceback(data, tmp_path, args, mess
 
 def test_options_of_one_family_are_refused_for_another(data, tmp_path, small_build):
     replies = _replies(data, tmp_path / "replies.jsonl")
-    with pytest.raises(EvalError, match="'explain' does not apply to COGITAO configs"):
+    with pytest.raises(EvalError, match="option --explain does not apply to COGITAO configs"):
         evaluate(small_build, "C1-1", "test_ood", replies, explain=True)
     result = runner.invoke(app, ["eval", "-d", str(small_build), "-c", "C1-1", "-p", str(replies), "--markdown",
                                  str(tmp_path / "x.md")])

@@ -10,9 +10,10 @@ import typer
 from typer.core import TyperGroup
 
 from cogen.cli import _console
+from cogen.cli._family_options import with_family_options
 from cogen.cli._help import examples
 from cogen.cli._options import ConfigOpt, DataOpt, SplitOpt, output_file
-from cogen.family import FAMILIES, Family, option_help
+from cogen.family import FAMILIES, Family
 
 __all__ = ["register"]
 
@@ -47,45 +48,34 @@ app = typer.Typer(help="Score predictions against a split of a built dataset ("
                   epilog=examples("cogen eval -d cogen-data -c C1-1 -s test_ood -p preds.jsonl --json-out metrics.json",
                                   "cogen eval baseline -d cogen-data -c C1-1 -s test_ood --kind identity -o preds.jsonl"))
 
-# Options a family takes: each help text is put together from what the families' records say (option_help).
-PredictionsOpt = Annotated[Path, typer.Option("--predictions", "-p", help=option_help("eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction."))]
-QueriesOpt = Annotated[str | None, typer.Option(help=option_help("eval", "queries"))]
-TimeoutOpt = Annotated[float | None, typer.Option(min=0.01, help=option_help("eval", "timeout"))]
-MemoryOpt = Annotated[int | None, typer.Option("--memory-mb", min=32, help=option_help("eval", "memory_mb"))]
-SandboxWorkersOpt = Annotated[int | None, typer.Option("--workers", "-w", min=1, help=option_help("eval", "workers"))]
-LowLengthOpt = Annotated[float | None, typer.Option(help=option_help("eval", "low_length"))]
-LowErrorsOpt = Annotated[float | None, typer.Option(help=option_help("eval", "low_errors"))]
-MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help=option_help("eval", "markdown"))]
+PredictionsOpt = Annotated[Path, typer.Option("--predictions", "-p", help=(
+    "Predictions (.jsonl or .parquet): columns id, prediction (a grid); or ARC Prize's submission.json of a "
+    "`cogen export --format kaggle` (attempt_1, attempt_2: pass@1 and pass@2); for a family scored on the code a "
+    "model writes, its replies (JSONL: id, reply, model, prompt_version)."))]
+MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help=(
+    "Also write the family's Markdown report (the paper's tables), for families that make one."))]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print every metric as JSON on stdout (for scripts), not the tables.")]
-UnsafeOpt = Annotated[bool, typer.Option("--unsafe-run-untrusted-code", help=option_help("eval", "unsafe"))]
 
 
 @app.callback()
+@with_family_options("eval")
 def evaluate(
     ctx: typer.Context,
     data: DataOpt = None,
     config: ConfigOpt = None,
     split: SplitOpt = "test_ood",
-    predictions: Annotated[Path | None, typer.Option("--predictions", "-p", help=option_help(
-        "eval", "predictions", "Predictions (.jsonl or .parquet): columns id, prediction; or ARC Prize's "
-        "submission.json of a `cogen export --format kaggle` (attempt_1, attempt_2: pass@1 and pass@2)."))] = None,
+    predictions: Annotated[Path | None, typer.Option("--predictions", "-p", help=PredictionsOpt.__metadata__[0].help)] = None,
     json_output: JsonOpt = False,
     json_out: Annotated[Path | None, typer.Option("--json-out", help="Also write every metric to this JSON file.")] = None,
-    pad: Annotated[str | None, typer.Option(help=option_help("eval", "pad"))] = None,
-    stubbornness: Annotated[bool | None, typer.Option("--stubbornness/--no-stubbornness", help=option_help("eval", "stubbornness"), show_default=False)] = None,
-    queries: QueriesOpt = None,
     breakdown: Annotated[bool, typer.Option("--breakdown/--no-breakdown", help="Print the per-transformation and per-sequence tables.")] = True,
-    timeout: TimeoutOpt = None,
-    memory_mb: MemoryOpt = None,
-    workers: SandboxWorkersOpt = None,
-    low_length: LowLengthOpt = None,
-    low_errors: LowErrorsOpt = None,
-    explain: Annotated[bool, typer.Option("--explain", help=option_help("eval", "explain"))] = False,
     markdown: MarkdownOpt = None,
     prompts: Annotated[Path | None, typer.Option("--prompts", help="Score only the rows these exported prompts ask about (a --per-experiment sample).")] = None,
-    unsafe: UnsafeOpt = False,
+    family_options: dict | None = None,
 ) -> None:
-    """Score --predictions against --split of --config; print a table (or --json), optionally write --json-out."""
+    """Score --predictions against --split of --config; print a table (or --json), optionally write --json-out.
+
+    The other options belong to families: each applies to the configs of the families its help names.
+    """
     if ctx.invoked_subcommand is not None:
         return
     if data is None or config is None or predictions is None:
@@ -96,12 +86,17 @@ def evaluate(
         output_file(json_out, "--json-out")
     if markdown is not None:
         output_file(markdown, "--markdown")
-    with _unconfined_note():
+    with unconfined_note():
         metrics = run_evaluate(data, config, split, predictions, rows=None if prompts is None else _prompted(prompts),
-                               pad=_pad(pad), stubbornness=stubbornness, queries=queries, timeout=timeout,
-                               memory_mb=memory_mb, workers=workers, low_length=low_length, low_errors=low_errors,
-                               explain=explain or None, unsafe=unsafe or None)
+                               **family_options)
     _refuse_unread(metrics)
+    show_metrics(metrics, json_output, breakdown)
+    _finish(metrics, markdown, json_out, json_output, "metrics")
+
+
+def show_metrics(metrics: dict, json_output: bool = False, breakdown: bool = True) -> None:
+    """Add the papers' k / n_valid counts to ``metrics`` and print what ``cogen eval`` prints (unless ``json_output``):
+    the explanations asked for, the summary table, the breakdowns."""
     from cogen.eval.counts import valid_counts
 
     metrics["valid_counts"] = valid_counts(metrics)
@@ -109,31 +104,33 @@ def evaluate(
         for line in (line for lines in metrics.get("explanations", {}).values() for line in lines):
             _console.out.print(line, markup=False, highlight=False, soft_wrap=True)
         _print(metrics, breakdown)
-    _finish(metrics, markdown, json_out, json_output, "metrics")
 
 
 @app.command("baseline", epilog=examples("cogen eval baseline -d cogen-data -c C1-1 -s test_ood --kind identity "
                                          "-o preds.jsonl"))
+@with_family_options("baseline")
 def baseline(
     data: DataOpt,
     config: ConfigOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Predictions file to write (.jsonl or .parquet).")],
     split: SplitOpt = "test_ood",
     kind: Annotated[str, typer.Option(help="identity (the input), target (the answer: 100 %) or zeros.")] = "identity",
-    queries: QueriesOpt = None,
+    family_options: dict | None = None,
 ) -> None:
     """Write trivial predictions for a split, to smoke-test an evaluation pipeline."""
     from cogen.eval import write_baseline
     from cogen.folder import read_split
 
     output_file(out, "--out")
-    count = write_baseline(out, read_split(data, config, split), kind, queries=queries)
+    count = write_baseline(out, read_split(data, config, split), kind, **family_options)
     _console.out.print(f"wrote {count} {kind} predictions to {out}")
 
 
 def _report_command(record: Family):
-    """``cogen eval <family>``: the family's report over every config the predictions name (its ``report`` role)."""
+    """``cogen eval <family>``: the family's report over every config the predictions name (its ``report`` role),
+    with the options the family declares for it (its record says which, so the report is imported only to run)."""
 
+    @with_family_options("report", records=[record])
     def report(
         data: DataOpt,
         predictions: PredictionsOpt,
@@ -141,21 +138,14 @@ def _report_command(record: Family):
         json_output: JsonOpt = False,
         json_out: Annotated[Path | None, typer.Option("--json-out", help="Also write the report and every config's metrics to this JSON file.")] = None,
         markdown: MarkdownOpt = None,
-        timeout: TimeoutOpt = None,
-        memory_mb: MemoryOpt = None,
-        workers: SandboxWorkersOpt = None,
-        low_length: LowLengthOpt = None,
-        low_errors: LowErrorsOpt = None,
-        unsafe: UnsafeOpt = False,
+        family_options: dict | None = None,
     ) -> None:
         for path, name in ((json_out, "--json-out"), (markdown, "--markdown")):
             if path is not None:
                 output_file(path, name)
-        options = {"timeout": timeout, "memory_mb": memory_mb, "workers": workers, "low_length": low_length,
-                   "low_errors": low_errors, "unsafe": unsafe or None}
-        with _unconfined_note():
-            result = record.load("report")(data, predictions, split,
-                                           **{name: value for name, value in options.items() if value is not None})
+        options = {name: record.options_for("report")[name].check(value) for name, value in family_options.items()}
+        with unconfined_note():
+            result = record.load("report")(data, predictions, split, **options)
         if not json_output:
             _console.out.print(result["markdown"], markup=False, highlight=False, soft_wrap=True)
             _console.out.print(f"{sum(m['n'] for m in result['configs'].values())} predictions scored in "
@@ -172,7 +162,7 @@ for _record in FAMILIES.values():
 
 
 @contextlib.contextmanager
-def _unconfined_note():
+def unconfined_note():
     """Untrusted code about to run without isolation, whatever chose it (the flag, the environment
     variable, a library default): one note on stderr, once per command (the sandbox warns,
     :class:`cogen.sandbox.isolation.UnconfinedWarning`)."""
@@ -233,15 +223,6 @@ def _write_markdown(path: Path, metrics: dict, quiet: bool = False) -> None:
         _console.out.print(f"Table-1 report written to {path}")
 
 
-def _pad(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    parts = text.lower().split("x")
-    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise typer.BadParameter(f"--pad {text!r} is not HxW (e.g. 30x30)")
-    return int(parts[0]), int(parts[1])
-
-
 def _refuse_unread(metrics: dict) -> None:
     """Exit 1 when not one expected sample has a prediction record: an empty, binary or foreign file."""
     from cogen.errors import EvalError
@@ -259,15 +240,9 @@ def _refuse_unread(metrics: dict) -> None:
 
 def _clean(value):
     """``value`` with every NaN as ``None``: JSON has no NaN."""
-    import math
+    from cogen.eval import json_ready
 
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
+    return json_ready(value)
 
 
 def _write_json(path: Path, metrics: dict) -> None:

@@ -8,6 +8,7 @@
 * :func:`write_baseline`      write them in the family's predictions format
 * :func:`write_predictions`   write ``(id, grid)`` records as ``.jsonl`` or ``.parquet``
 * :func:`summary_rows`        the headline numbers of a metrics dict, for a table
+* :func:`sample_scores`       each expected id's own scores (pass@k, the Inspect tasks' per-sample scores)
 
 The split comes from :func:`cogen.folder.read_split`; what is scored, and how, is the family's
 evaluator (:attr:`cogen.families.Family.evaluator`, ``cogen/families/<name>/evaluate.py``).
@@ -28,30 +29,19 @@ from cogen.eval.submission import is_submission, score_submission
 from cogen.family import Evaluator, family
 from cogen.folder import SplitData, read_split
 
-__all__ = ["baseline_records", "evaluate", "evaluator_options", "expected_ids", "summary_rows", "write_baseline",
+__all__ = ["baseline_records", "evaluate", "evaluator_options", "expected_ids", "json_ready", "only_rows", "sample_scores",
+           "summary_rows", "write_baseline",
            "write_predictions"]
 
 
-def evaluator_options(split: SplitData, options: dict[str, Any]) -> tuple[Evaluator, dict[str, Any]]:
-    """The family evaluator of ``split`` and the options it takes (``None`` means "not given").
+def evaluator_options(split: SplitData, options: dict[str, Any], command: str = "eval") -> tuple[Evaluator, dict[str, Any]]:
+    """The family evaluator of ``split`` and the options it takes (``None`` means "not given"), each
+    checked as the family's record declares it (:meth:`cogen.family.Family.check_options`).
 
     An option the family does not take is an error that names the families it applies to.
     """
     record = family(split.family)
-    evaluator = record.evaluation()
-    given = {name: value for name, value in options.items() if value is not None}
-    for name in given:
-        if name not in evaluator.OPTIONS:
-            users = [f.title for f in _families_with_option(name)]
-            raise EvalError(f"option {name!r} does not apply to {record.title} configs such as {split.config}"
-                            + (f"; it applies to {', '.join(users)} configs" if users else ""))
-    return evaluator, given
-
-
-def _families_with_option(name: str):
-    from cogen.family import FAMILIES
-
-    return [f for f in FAMILIES.values() if name in f.evaluation().OPTIONS]
+    return record.evaluation(), record.check_options(command, options, split.config)
 
 
 def expected_ids(split: SplitData, **options: Any) -> list[str]:
@@ -67,9 +57,9 @@ def evaluate(data: str | Path, config: str, split: str, predictions: str | Path,
     :mod:`cogen.eval.submission`, pass@1 and pass@2) against ``split`` of ``config``.
 
     ``data``: a ``cogen build`` folder or a Hub dataset repo id. ``options`` are the family's
-    (``None`` leaves one at its default): the ``OPTIONS`` of its evaluator, described by the
-    ``eval_help`` of its record (``cogen eval --help`` lists them by family); an option the family
-    does not take is an error that names the families it applies to.
+    (``None`` leaves one at its default): the ``eval`` options its record declares (``cogen eval
+    --help`` lists them by family), checked as declared; an option the family does not take is an
+    error that names the families it applies to.
     ``rows`` limits the evaluation to those row ids of the split (the rows a sample of prompts asked
     about, ``cogen prompts export --per-experiment``).
     Returns the metrics as a JSON-ready dict; malformed predictions are counted, never raised.
@@ -88,6 +78,32 @@ def evaluate(data: str | Path, config: str, split: str, predictions: str | Path,
     return {**header, **metrics, "seconds": round(time.perf_counter() - start, 3)}
 
 
+def sample_scores(split: SplitData, predictions: str | Path, **options: Any) -> list[dict]:
+    """Each expected id's own scores (``correct``, ``valid``, ``error`` and the family's numbers, whose means
+    are its headline metrics) for ``predictions`` against ``split`` (already read; :func:`only_rows` keeps
+    some of its rows), by the family's evaluator (its ``sample_scores``), with ``options`` as :func:`evaluate`."""
+    evaluator, given = evaluator_options(split, options)
+    return evaluator.sample_scores(split, evaluator.read(predictions), **given)
+
+
+def json_ready(value):
+    """``value`` with every NaN as ``None`` (JSON has no NaN), dicts and lists walked."""
+    import math
+
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    return value
+
+
+def only_rows(split: SplitData, rows: set[str]) -> SplitData:
+    """``split`` with only the rows whose id is in ``rows`` (in the split's order); an error when none is."""
+    return _only_rows(split, set(rows))
+
+
 def _only_rows(split: SplitData, rows: set[str]) -> SplitData:
     import dataclasses
 
@@ -101,7 +117,7 @@ def baseline_records(split: SplitData, kind: str = "identity", **options: Any) -
     """Trivial predictions for every expected id, as the family makes them (its ``BASELINES``): for
     grid families ``identity`` predicts the input, ``target`` the answer (an oracle: 100 %), ``zeros``
     an all-background grid of the input's size; a family scored on code may offer ``target`` code only."""
-    evaluator, given = evaluator_options(split, options)
+    evaluator, given = evaluator_options(split, options, "baseline")
     if kind not in evaluator.BASELINES:
         raise EvalError(f"no baseline {kind!r} for {family(split.family).title} configs "
                         f"(choose from {', '.join(evaluator.BASELINES)})")
@@ -110,7 +126,7 @@ def baseline_records(split: SplitData, kind: str = "identity", **options: Any) -
 
 def write_baseline(path: str | Path, split: SplitData, kind: str = "identity", **options: Any) -> int:
     """Write :func:`baseline_records` to ``path`` in the family's predictions format; returns how many."""
-    evaluator, _ = evaluator_options(split, options)
+    evaluator, _ = evaluator_options(split, options, "baseline")
     return evaluator.write(path, baseline_records(split, kind, **options))
 
 

@@ -114,6 +114,14 @@ class GridEvaluator:
         return {"n": n, "n_valid": valid, "format_errors": found.report.as_dict(),
                 "grid_accuracy": right / n if n else 0.0, "errors": {"format": n - valid, "other": valid - right}}
 
+    def sample_scores(self, split: SplitData, raw: Any, **options: Any) -> list[dict]:
+        """Each row's own scores: ``correct`` (exact match), ``valid`` (a well-formed prediction) and ``error``
+        (why it is wrong: the prediction's problem, or ``wrong``); the mean of ``correct`` is ``grid_accuracy``."""
+        found = self.matches(split, raw)
+        return [{"id": name, "correct": bool(found.right[k]), "valid": found.problems[k] is None,
+                 "error": None if found.right[k] else found.problems[k] or "wrong"}
+                for k, name in enumerate(row_ids(split))]
+
     def summary_rows(self, metrics: dict) -> list[tuple[str, str]]:
         """Lines only this family adds to ``cogen eval``'s summary (none)."""
         return []

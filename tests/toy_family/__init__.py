@@ -26,4 +26,5 @@ TOY = Family(
     testing="toy_family.testing",
     column_notes=MappingProxyType({**ID_NOTE, "input": "a random grid of 0s and 1s",
                                    "output": "the input mirrored left to right"}),
+    reply_parser="cogen.llm.parse:parse_reply",
 )

@@ -5,9 +5,10 @@ viewer, exporter); the episode sampler and grammar live in :mod:`cogen.carc`, wh
 also use. The record below is all that the shared machinery reads before it imports any of them.
 """
 
+from pathlib import Path
 from types import MappingProxyType
 
-from cogen.family import ID_NOTE, Family
+from cogen.family import ID_NOTE, Family, Option
 
 FAMILY = Family(
     name="carc",
@@ -46,15 +47,17 @@ FAMILY = Family(
         "neighbor_indicator": "cells of the neighbour indicator on the grid",
         "neighbor_color": "colour of the neighbour indicator",
     }),
-    eval_help=MappingProxyType({
-        "queries": "score all queries of each episode, or only the first (the paper's LLM protocol); "
-                   "default all.",
-    }),
-    prompt_help=MappingProxyType({
-        "queries": "first query of each episode, or all; default first.",
-        "selection": "one query per episode.",
-        "images": "draw each prompt's study pairs and query into a PNG in this folder (text+image prompts); "
-                  "the record names it under 'image'.",
-        "no_code": "add the paper's 'Do not generate any code to solve the task' line.",
-    }),
+    reply_parser="cogen.llm.parse:parse_reply",
+    options=(
+        Option("queries", "score all queries of each episode, or only the first (the paper's LLM protocol).",
+               ("eval", "baseline"), default="all", choices=("all", "first")),
+        Option("queries", "prompt for the first query of each episode (the paper's protocol), or all.",
+               ("prompts",), default="first", choices=("first", "all")),
+        Option("selection", "paper: one query per episode, as the paper.", ("prompts",), default="cogen",
+               choices=("cogen", "paper")),
+        Option("images", "draw each prompt's study pairs and query into a PNG in this folder (text+image "
+                         "prompts); the record names it under 'image'.", ("prompts",), Path),
+        Option("no_code", "add the paper's 'Do not generate any code to solve the task' line.", ("prompts",),
+               bool, default=False),
+    ),
 )

@@ -34,7 +34,7 @@ from cogen.metrics.carc import ERROR_CATEGORIES, CarcQuery, CarcScores, error_ta
 from cogen.metrics.grids import GridStack
 
 __all__ = ["BASELINES", "baseline", "read", "write", "HEADLINES", "OPTIONS", "QUERY_MODES", "QueryIndex", "evaluate_carc", "expected_ids", "expected_queries",
-           "query_grids", "query_id", "reference_grids", "Samples", "score", "score_samples", "summary_rows"]
+           "query_grids", "query_id", "reference_grids", "Samples", "sample_scores", "score", "score_samples", "summary_rows"]
 
 #: Which queries of each episode are expected: all of them, or the first (the paper's LLM protocol).
 QUERY_MODES = ("all", "first")
@@ -101,6 +101,20 @@ def score(split: SplitData, raw: RawPredictions, queries: str = "all") -> dict:
     index = expected_queries(split, queries)
     aligned, _, report = align_predictions(raw, index.ids)
     return {"queries": queries, **evaluate_carc(split, aligned, report, index)}
+
+
+def sample_scores(split: SplitData, raw: RawPredictions, queries: str = "all") -> list[dict]:
+    """Each expected query's own scores, as :func:`score` counts them: ``correct`` (exact match),
+    ``valid``, ``error`` (the taxonomy's category), ``problem`` (why no grid was read), ``color``,
+    ``shape``, ``color_counts``, ``shape_counts``: their means are the metrics."""
+    index = expected_queries(split, queries)
+    aligned, problems, _ = align_predictions(raw, index.ids)
+    samples = score_samples(split, aligned, index)
+    s = samples.scores
+    return [{"id": name, "correct": bool(s.exact[k]), "valid": bool(s.valid[k]),
+             "error": None if samples.categories[k] == "correct" else samples.categories[k], "problem": problems[k],
+             "color": float(s.color[k]), "shape": float(s.shape[k]), "color_counts": float(s.color_counts[k]),
+             "shape_counts": float(s.shape_counts[k])} for k, name in enumerate(index.ids)]
 
 
 def summary_rows(metrics: dict) -> list[tuple[str, str]]:

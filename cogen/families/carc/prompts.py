@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from cogen.errors import EvalError
 from cogen.kit.prompts import SELECTIONS, Prompt, format_grid
 
-__all__ = ["answer", "NO_CODE_LINE", "carc_prompts", "carc_split_prompts"]
+__all__ = ["answer", "NO_CODE_LINE", "PROMPT_VERSION", "carc_prompts", "carc_split_prompts"]
 
 _CARC_HEAD = """Task Description:
 You must solve an abstract visual reasoning task by identifying geometric transformations (e.g., rotation,
@@ -58,6 +58,8 @@ Study examples:
 """
 
 
+#: Version of the prompt text, stored in every prompt and reply; bump it whenever the text changes.
+PROMPT_VERSION = "carc-v1"
 #: The line the paper added to its Gemini prompts (000: App. D.2).
 NO_CODE_LINE = "- Do not generate any code to solve the task."
 _IMAGE_NOTE = """An image comes with this prompt: it shows the {n} study example pairs (each input above its
@@ -98,7 +100,7 @@ def carc_prompts(split, queries: str = "first", images=None, no_code: bool = Fal
     for name, row, query in zip(index.ids, index.rows.tolist(), index.numbers.tolist(), strict=True):
         if row != current:
             record, current = columns.slice(row, 1).to_pylist()[0], row
-        meta = {"family": "carc", "config": split.config, "split": split.split, "row": row_ids[row], "query": query}
+        meta = {"family": "carc", "prompt_version": PROMPT_VERSION, "config": split.config, "split": split.split, "row": row_ids[row], "query": query}
         if no_code:
             meta["no_code"] = True
         if images is not None:

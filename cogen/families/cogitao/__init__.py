@@ -8,7 +8,9 @@ record below is all that the shared machinery reads before it imports any of the
 
 from types import MappingProxyType
 
-from cogen.family import ID_NOTE, Family
+from cogen.family import ID_NOTE, Family, Option
+
+PROMPTS, EVAL = ("prompts",), ("eval",)
 
 FAMILY = Family(
     name="cogitao",
@@ -46,17 +48,20 @@ FAMILY = Family(
                        "`cogen.render.to_grid` reads it back",
         "output_image": "RGB builds (`render:`): the output drawn as an image",
     }),
-    eval_help=MappingProxyType({
-        "pad": "fixed HxW of the padded per-pixel accuracy; default the experiment's largest grid.",
-        "stubbornness": "compute stubbornness (OOD splits of composition experiments; default on).",
-    }),
-    prompt_help=MappingProxyType({
-        "regime": "task codes, explicit (names) or coded (t1, t2, ...); default explicit.",
-        "examples": "in-context examples per prompt (from train); default 5.",
-        "seed": "seed of the in-context example draw and of --per-experiment sampling; "
-                "default 0, 42 with --selection paper.",
-        "selection": "the paper's selection and sampling of App. C.",
-        "per_experiment": "prompts per config (the paper: 10, seed 42); default every row, "
-                          "10 with --selection paper.",
-    }),
+    reply_parser="cogen.llm.parse:parse_reply",
+    options=(
+        Option("regime", "task codes: explicit (the transformation names) or coded (t1, t2, ...).",
+               PROMPTS, default="explicit", choices=("explicit", "coded")),
+        Option("examples", "in-context examples per prompt (from train).", PROMPTS, int, default=5, minimum=1),
+        Option("seed", "seed of the in-context example draw and of --per-experiment sampling; "
+                       "0, or 42 with --selection paper.", PROMPTS, int),
+        Option("selection", "cogen (cogen's example rule) or paper (the paper's selection and sampling of App. C).",
+               PROMPTS, default="cogen", choices=("cogen", "paper")),
+        Option("per_experiment", "prompts per config (the paper: 10, seed 42); every row, or 10 with "
+                                 "--selection paper.", PROMPTS, int, minimum=1),
+        Option("pad", "fixed HxW of the padded per-pixel accuracy (e.g. 30x30); the experiment's largest grid.",
+               EVAL, parse="cogen.families.cogitao.evaluate:parse_pad"),
+        Option("stubbornness", "compute stubbornness (OOD splits of composition experiments).", EVAL, bool,
+               default=True, negatable=True),
+    ),
 )

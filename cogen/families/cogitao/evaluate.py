@@ -28,7 +28,7 @@ from cogen.metrics.grids import GridStack
 from cogen.metrics.stubborn import Scene, stubbornness
 
 __all__ = ["BASELINES", "baseline", "read", "write", "ERROR_CATEGORIES", "HEADLINES", "MAX_IN_DOMAIN_SEQUENCES", "OPTIONS", "evaluate_cogitao", "expected_ids",
-           "experiment_pad", "in_domain_sequences", "reference_grids", "Samples", "sample_errors", "scenes", "score", "score_samples",
+           "experiment_pad", "in_domain_sequences", "parse_pad", "reference_grids", "Samples", "sample_errors", "sample_scores", "scenes", "score", "score_samples",
            "summary_rows"]
 
 #: Options of ``cogen eval`` for COGITAO configs, with their defaults (see :func:`score`).
@@ -61,6 +61,14 @@ def experiment_pad(manifest: dict) -> tuple[int, int] | None:
         return None
     domains = [d for d in (experiment.in_domain, experiment.out_of_domain) if d is not None]
     return max(d.grid.height.hi for d in domains), max(d.grid.width.hi for d in domains)
+
+
+def parse_pad(value) -> tuple[int, int]:
+    """The ``pad`` option: ``"HxW"`` (``30x30``) or a pair of positive integers, as ``(H, W)``."""
+    parts = value.lower().split("x") if isinstance(value, str) else list(value)
+    if len(parts) != 2 or not all(str(p).isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"{value!r} is not HxW (e.g. 30x30)")
+    return int(parts[0]), int(parts[1])
 
 
 def in_domain_sequences(sequence_set, limit: int = MAX_IN_DOMAIN_SEQUENCES) -> list[tuple[str, ...]] | None:
@@ -180,6 +188,26 @@ def score(split: SplitData, raw: RawPredictions, pad: tuple[int, int] | None = N
     """Align ``raw`` predictions with the split's rows and compute every metric (:func:`evaluate_cogitao`)."""
     aligned, _, report = align_predictions(raw, expected_ids(split))
     return evaluate_cogitao(split, aligned, report, pad, stubbornness)
+
+
+def sample_scores(split: SplitData, raw: RawPredictions, pad: tuple[int, int] | None = None,
+                  stubbornness: bool = True) -> list[dict]:
+    """Each row's own scores, as :func:`score` counts them: ``correct`` (exact), ``valid``, ``error``
+    (:data:`ERROR_CATEGORIES`) and ``problem`` (why no grid was read), ``pixel``, ``pixel_padded``,
+    ``object_pixel``, ``no_transformation`` and, where computed, ``stubborn``: their means are the metrics."""
+    ids = expected_ids(split)
+    aligned, problems, _ = align_predictions(raw, ids)
+    samples = score_samples(split, aligned, pad, stubbornness)
+    s, errors = samples.scores, samples.errors()
+    rows = []
+    for k, name in enumerate(ids):
+        row = {"id": name, "correct": bool(s.exact[k]), "valid": bool(s.valid[k]), "error": errors[k],
+               "problem": problems[k], "pixel": float(s.pixel[k]), "pixel_padded": float(s.pixel_padded[k]),
+               "object_pixel": float(s.object_pixel[k]), "no_transformation": bool(samples.no_transformation[k])}
+        if samples.stubborn is not None:
+            row["stubborn"] = bool(samples.stubborn[k])
+        rows.append(row)
+    return rows
 
 
 def summary_rows(metrics: dict) -> list[tuple[str, str]]:

@@ -28,11 +28,13 @@ from cogen.errors import EvalError
 from cogen.kit.prompts import SELECTIONS, Prompt, format_grid
 from cogen.kit.prompts import seeded as _seeded
 
-__all__ = ["BASE_PROMPTS", "PAPER_PER_EXPERIMENT", "PAPER_SEED", "REGIMES", "choose_examples", "cogitao_paper_prompts",
+__all__ = ["BASE_PROMPTS", "PAPER_PER_EXPERIMENT", "PAPER_SEED", "PROMPT_VERSION", "REGIMES", "choose_examples", "cogitao_paper_prompts",
            "cogitao_prompts", "cogitao_split_prompts", "task_codes"]
 
 #: Task-code regimes of COGITAO's prompts.
 REGIMES = ("explicit", "coded")
+#: Version of the prompt text below, stored in every prompt and reply; bump it whenever the text changes.
+PROMPT_VERSION = "cogitao-v1"
 
 _OUTPUT_RULES = """OUTPUT FORMAT:
 Return ONLY the resulting grid as a Python list of lists.
@@ -156,7 +158,7 @@ def cogitao_prompts(split, train, regime: str = "explicit", examples: int = 5, s
     for sample in split.table.select(columns).to_pylist():
         picked = choose_examples(sample["transformations"], train_rows, examples, _seeded(seed, sample["id"]))
         shown = train.table.select(columns).take(picked).to_pylist()
-        meta = {"family": "cogitao", "config": split.config, "split": split.split, "regime": regime, "setting": base,
+        meta = {"family": "cogitao", "prompt_version": PROMPT_VERSION, "config": split.config, "split": split.split, "regime": regime, "setting": base,
                 "examples": [e["id"] for e in shown], "task_codes": codes}
         yield Prompt(sample["id"], _cogitao_prompt(base, codes, shown, sample), meta)
 
@@ -189,7 +191,7 @@ def cogitao_paper_prompts(split, context, regime: str = "explicit", per_experime
     for number, draw in enumerate(paper_draws(name, sequences, tests.num_rows, per_experiment, rng, where)):
         shown = shown_rows.take(list(draw.examples)).to_pylist()
         sample = tests.slice(draw.test, 1).to_pylist()[0]
-        meta = {"family": "cogitao", "config": split.config, "split": split.split, "regime": regime, "setting": base,
+        meta = {"family": "cogitao", "prompt_version": PROMPT_VERSION, "config": split.config, "split": split.split, "regime": regime, "setting": base,
                 "selection": "paper", "condition": name, "prompt_number": number, "seed": seed,
                 "examples": [e["id"] for e in shown], "task_codes": codes}
         yield Prompt(sample["id"], _cogitao_prompt(base, codes, shown, sample), meta)

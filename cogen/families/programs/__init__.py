@@ -8,7 +8,9 @@ record below is all that the shared machinery reads before it imports any of the
 
 from types import MappingProxyType
 
-from cogen.family import ID_NOTE, Family
+from cogen.family import ID_NOTE, Family, Option
+
+EVAL = ("eval", "report")  # the options of cogen eval and of cogen eval programs
 
 FAMILY = Family(
     name="programs",
@@ -42,16 +44,21 @@ FAMILY = Family(
         "sample_inputs": "each input as a 1x4 grid: 0 where a character is its first letter, 1 the second",
         "sample_outputs": "each output as a 4x4 grid: 0 for '.', 1 for '*'",
     }),
-    eval_help=MappingProxyType({
-        "predictions": "program replies (JSONL: id, reply, model, prompt_version).",
-        "timeout": "CPU seconds a program may use for all 16 inputs; default 2.",
-        "memory_mb": "address space a program may use, in MB; default 256.",
-        "workers": "sandbox processes running programs in parallel; default one per core.",
-        "low_length": "L(P+) at or below this is low (T1/T3); default (L_s + L_z) / 2 = 180.",
-        "low_errors": "E at or below this is low (T1/T2); default d / 4 = 4.",
-        "explain": "print each combination and output value counted, with its source line.",
-        "markdown": "also write the paper's Tables 1 and 2 (L(P+) | E | C(P) per setting, n_valid) as Markdown.",
-        "unsafe": "run the programs without kernel isolation, where bubblewrap is unavailable: they can then "
-                  "read and change your files. Only for programs you trust.",
-    }),
+    options=(
+        Option("timeout", "CPU seconds a program may use for all 16 inputs.", EVAL, float, default=2.0,
+               minimum=0.01),
+        Option("memory_mb", "address space a program may use, in MB.", EVAL, int, default=256, minimum=32),
+        Option("workers", "sandbox processes running programs in parallel; one per core.", EVAL, int,
+               short="-w", minimum=1),
+        Option("low_length", "L(P+) at or below this is low (T1/T3); (L_s + L_z) / 2 = 180.", EVAL, float),
+        Option("low_errors", "E at or below this is low (T1/T2); d / 4 = 4.", EVAL, float),
+        Option("explain", "print each combination and output value counted, with its source line.", ("eval",),
+               bool, default=False),
+        Option("unsafe", "run the programs without kernel isolation, where bubblewrap is unavailable: they can "
+                         "then read and change your files. Only for programs you trust. When not given: the environment "
+                         "variable COGEN_UNSAFE_RUN_UNTRUSTED_CODE.", EVAL, bool,
+               flag="--unsafe-run-untrusted-code"),
+        Option("version", "the prompt text's version (programs-v1, the only one this release writes).",
+               ("prompts",), choices=("programs-v1",), flag="--prompt-version"),
+    ),
 )

@@ -35,7 +35,7 @@ from cogen.safe_text import clean
 from cogen.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 
 __all__ = ["BASELINES", "HEADLINES", "OPTIONS", "RawReplies", "Reply", "baseline", "evaluate_table", "expected_ids",
-           "read", "read_replies", "score", "summary_rows", "write", "write_replies"]
+           "read", "read_replies", "sample_scores", "score", "summary_rows", "write", "write_replies"]
 
 #: Options of ``cogen eval`` for programs configs, with their defaults (see :func:`score`).
 OPTIONS = {"timeout": DEFAULT_TIMEOUT, "memory_mb": DEFAULT_MEMORY_MB, "workers": None, "low_length": None,
@@ -213,6 +213,18 @@ def score(split: SplitData, raw: RawReplies, timeout: float = DEFAULT_TIMEOUT, m
     """
     with Sandbox(workers, timeout, memory_mb, unsafe=unsafe) as sandbox:
         return _score(split, raw, sandbox, low_length, low_errors, explain)
+
+
+def sample_scores(split: SplitData, raw: RawReplies, **options) -> list[dict]:
+    """Each (model, function)'s own scores, as :func:`score` counts them (``options`` as there):
+    ``correct`` (the program reproduces all 16 pairs), ``valid`` (its code was read), ``error`` (the
+    status, or ``wrong output``), ``l_plus``, ``errors``, ``length``, ``c`` and the ``type``: the
+    means of L(P+), E and C are the paper's table cells."""
+    metrics = score(split, raw, **options)
+    return [{"id": f["id"], "model": f["model"], "correct": f["status"] == "ok" and f["errors"] == 0,
+             "valid": f["status"] == "ok", "error": None if f["status"] == "ok" and not f["errors"] else
+             (f["status"] if f["status"] != "ok" else "wrong output"), "l_plus": f["l_plus"], "errors": f["errors"],
+             "length": f["length"], "c": f["c"], "type": f["type"]} for f in metrics["functions"]]
 
 
 def summary_rows(metrics: dict) -> list[tuple[str, str]]:
