@@ -190,8 +190,7 @@ def test_the_private_import_check_finds_private_modules_and_names(tmp_path):
 # ------------------------------------------------------------------ the generic machinery names no family
 #: Packages that must work for any family: they reach a family only through its record
 #: (``family(name).load(role)`` and the record's fields), never by its name.
-#: (``sandbox`` is not yet among them: its ``run_programs`` uses a family's name as an English word in code.)
-GENERIC_PACKAGES = ("pipeline", "folder", "card", "eval", "llm", "export", "cli", "stream", "io", "hub", "view", "kit",
+GENERIC_PACKAGES = ("pipeline", "folder", "card", "eval", "llm", "export", "cli", "stream", "io", "hub", "view", "kit", "sandbox",
                     "specs")
 ROOT = PACKAGE.parent
 #: Other words for a family than its name and title.

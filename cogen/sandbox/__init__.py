@@ -1,7 +1,7 @@
 """Untrusted Python programs run confined by the kernel: a pool of fork servers behind bubblewrap and seccomp,
 each program forked from a zygote that never saw a job, on a read-only root with one bounded scratch.
 
-* :mod:`cogen.sandbox.sandbox`    :class:`Sandbox` and :func:`run_programs`: programs run on given string
+* :mod:`cogen.sandbox.sandbox`    :class:`Sandbox` and :func:`run_sources`: programs run on given string
   inputs, each in a fresh child, with CPU, memory and file limits
 * :mod:`cogen.sandbox.isolation`  how the servers are confined (bubblewrap namespaces, or none on request)
 * :mod:`cogen.sandbox.seccomp`    the system-call filters of the children
@@ -14,7 +14,7 @@ Nothing here knows a family: the caller gives the inputs and reads the outputs.
 
 from cogen.sandbox.isolation import UnconfinedWarning
 from cogen.sandbox.protocol import RunResult
-from cogen.sandbox.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox, isolation_problem, run_programs
+from cogen.sandbox.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox, isolation_problem, run_sources
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_TIMEOUT", "RunResult", "Sandbox", "UnconfinedWarning", "isolation_problem",
-           "run_programs"]
+           "run_sources"]

@@ -55,7 +55,7 @@ _HOW = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: 
 
 
 class UnconfinedWarning(UserWarning):
-    """Programs will run without kernel isolation (the user opted out); the CLI prints it as one line."""
+    """Untrusted code will run without kernel isolation (the user opted out); the CLI prints it as one line."""
 
 
 class IsolationUnavailable(EvalError):

@@ -46,7 +46,7 @@ from cogen.sandbox.isolation import Isolation, IsolationUnavailable, choose, pyt
 from cogen.sandbox.protocol import MAX_ANSWER, RunResult, check_answer, check_hello, job
 
 __all__ = ["DEFAULT_MEMORY_MB", "DEFAULT_TIMEOUT", "WALL_EXTRA", "WALL_FACTOR", "RunResult", "Sandbox",
-           "isolation_problem", "run_programs"]
+           "isolation_problem", "run_sources"]
 
 #: CPU seconds a program may use for all 16 inputs.
 DEFAULT_TIMEOUT = 2.0
@@ -327,7 +327,7 @@ def isolation_problem() -> str | None:
         return str(error)
 
 
-def run_programs(sources: Sequence[str], inputs: Sequence[str], **options) -> list[RunResult]:
+def run_sources(sources: Sequence[str], inputs: Sequence[str], **options) -> list[RunResult]:
     """Run programs in a fresh :class:`Sandbox` (``options``: workers, timeout, memory_mb, function, unsafe)."""
     with Sandbox(**options) as sandbox:
         return sandbox.run(sources, inputs)
