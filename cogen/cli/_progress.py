@@ -1,4 +1,5 @@
-"""Progress bars on stderr for long commands (``build``, ``verify``, ``prompts export``).
+"""Progress bars on stderr for long commands (``build``, ``verify``, ``prompts export``, ``prompts run``,
+``baselines train``).
 
 Library functions report progress through a callback ``progress(phase, advance, total)``
 (``advance=0`` announces a phase's total); :func:`progress_bar` turns it into one rich bar per phase.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from cogen.cli import _console
 
-__all__ = ["COMPILE_NOTICE_AFTER_S", "progress_bar"]
+__all__ = ["COMPILE_NOTICE_AFTER_S", "counted_bar", "progress_bar"]
 
 #: How long the kernels may load before "compiling kernels" is shown (a cached load takes less).
 COMPILE_NOTICE_AFTER_S = 0.5
@@ -64,5 +65,30 @@ def progress_bar(enabled: bool, labels: dict[str, str]):
                 yield update
             finally:
                 end_compiling()
+
+    return bar()
+
+
+def counted_bar(enabled: bool, label: str, *columns: str, **fields):
+    """A context manager yielding ``(progress, task)``: one rich bar of ``label`` with its count (k of n),
+    the text ``columns`` (templates such as ``"{task.fields[rate]}"``, whose ``fields`` start as given),
+    the time elapsed and the time remaining; drawn on stderr unless not ``enabled``."""
+    from contextlib import contextmanager
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    @contextmanager
+    def bar():
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      *(TextColumn(c) for c in columns), TimeElapsedColumn(), TimeRemainingColumn(),
+                      console=_console.err, disable=not enabled) as progress:
+            yield progress, progress.add_task(label, total=None, **fields)
 
     return bar()

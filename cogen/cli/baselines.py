@@ -52,21 +52,11 @@ def _log_to_console(verbose: bool) -> None:
 def _progress_bar(enabled: bool, label: str):
     from contextlib import contextmanager
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from cogen.cli._progress import counted_bar
 
     @contextmanager
     def bar():
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("steps"),
-                   TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}"))
-        with Progress(*columns, console=_console.err, disable=not enabled) as progress:
-            task = progress.add_task(label, total=None, status="loading data")
+        with counted_bar(enabled, label, "steps", "{task.fields[status]}", status="loading data") as (progress, task):
 
             def update(step: int, total: int, info: dict) -> None:
                 progress.update(task, completed=step, total=total,

@@ -140,28 +140,18 @@ def _reply_bar(enabled: bool):
     """A progress bar of replies kept, with replies/s."""
     from contextlib import contextmanager
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from cogen.cli._progress import counted_bar
 
     @contextmanager
     def bar():
-        columns = (TextColumn("replies"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn())
-        with Progress(*columns, console=_console.err, disable=not enabled) as rich_progress:
-            task = rich_progress.add_task("replies", total=None, rate="")
+        with counted_bar(enabled, "replies", "{task.fields[rate]}", rate="") as (progress, task):
 
             def update(phase: str, advance: int, total: int) -> None:
                 if total:
-                    rich_progress.update(task, total=total)
-                rich_progress.advance(task, advance)
-                speed = rich_progress.tasks[0].speed
-                rich_progress.update(task, rate=f"{speed:.1f} replies/s" if speed else "")
+                    progress.update(task, total=total)
+                progress.advance(task, advance)
+                speed = progress.tasks[0].speed
+                progress.update(task, rate=f"{speed:.1f} replies/s" if speed else "")
 
             yield update
 
