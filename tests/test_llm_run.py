@@ -330,3 +330,31 @@ def test_a_run_stopped_at_half_resumes_and_asks_each_id_once(tiny_cogitao, serve
         assert answered == {p.id: 1 for p in state.prompts}  # every id asked exactly once, across the stop
     else:  # a kill loses the replies in flight (at most --concurrency), which are asked again
         assert sum(answered.values()) - len(state.prompts) <= 2 and set(answered) == {p.id for p in state.prompts}
+
+
+def test_a_server_that_accepts_no_connection_is_refused_in_one_line_within_seconds(tiny_cogitao, server, tmp_path,
+                                                                                  monkeypatch, capsys):
+    """A typo in --base-url or a server not started: one line after a few seconds, not minutes of retries
+    and a table of zeros; a finished run is scored again without the server."""
+    import socket
+
+    from cogen.llm import run as run_module
+
+    monkeypatch.setattr(run_module, "REACH_WAITS", (0.05, 0.05))
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dead = f"http://127.0.0.1:{port}/v1"
+    start = time.monotonic()
+    result = cli(capsys, ["prompts", "run", "-d", str(tiny_cogitao), "-c", "V-1", "-s", "test_ood", "--base-url",
+                          dead, "-m", "stand-in", "-o", str(tmp_path / "run"), "--no-progress"])
+    assert result.exit_code == 1 and time.monotonic() - start < 30
+    assert f"cannot reach {dead}" in result.output and "ConnectionRefusedError" in result.output
+    assert "Traceback" not in result.output and "grid_accuracy" not in result.output
+    assert pairs(tmp_path / "run") == []
+    state = server(stand_in(tiny_cogitao, "V-1", "test_ood", by_number))
+    done = run_prompts(settings(tiny_cogitao, state), tmp_path / "run")
+    from dataclasses import replace
+
+    again = run_prompts(replace(settings(tiny_cogitao, state), base_url=dead), tmp_path / "run")  # nothing to ask
+    assert again["scores"] == done["scores"]

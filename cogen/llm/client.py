@@ -106,6 +106,16 @@ class ChatClient:
                                                context=ssl.create_default_context())
         return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
 
+    def reachable(self) -> str | None:
+        """None when a connection to the server (or its proxy) opens, TLS included; else why not."""
+        try:
+            connection = self._connect()
+            connection.connect()
+            connection.close()
+        except (OSError, http.client.HTTPException) as error:
+            return _error_name(error)
+        return None
+
     def close(self) -> None:
         """Close this thread's connection (the next request opens another)."""
         connection = getattr(self._local, "connection", None)

@@ -50,6 +50,7 @@ from typing import Any
 from cogen.errors import CogenError, EvalError, Interrupted, os_error_text
 from cogen.llm.client import ChatClient, ChatError, Completion
 from cogen.llm.scoring import prediction_line, split_options
+from cogen.safe_text import clean
 
 __all__ = ["RUN_FILES", "RunSettings", "estimate_tokens", "identity", "read_replies", "run_prompts", "user_content"]
 
@@ -59,6 +60,9 @@ RUN_FILES = ("prompts.jsonl", "replies.jsonl", "predictions.jsonl", "run.json", 
 MAX_WAIT = 600.0
 #: First back-off after a failure without ``Retry-After``; it doubles per try up to :data:`MAX_BACKOFF`.
 FIRST_BACKOFF, MAX_BACKOFF = 1.0, 60.0
+#: Waits between the tries to reach the server before a run's first request: a server that accepts no
+#: connection for this long is taken to be down or misnamed (one line), not retried for minutes.
+REACH_WAITS = (1.0, 2.0)
 #: Notes about retries are printed at most this often, in seconds.
 NOTE_EVERY = 10.0
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -457,12 +461,28 @@ def run_prompts(settings: RunSettings, out: str | Path, force: bool = False, dry
         _write_json(out / "run.json", state)
         jobs = [(r, attempt) for attempt in range(1, settings.attempts + 1) for r in asked
                 if (r["id"], attempt) not in done]
+        if jobs:
+            _check_reachable(settings, key)
         start_wall, start_cpu = time.perf_counter(), time.process_time()
         tally = _send(jobs, settings, key, out / "replies.jsonl", progress, note) if jobs else _Tally()
         state["timing"] = {"replies": tally.replies, "send_wall_s": round(time.perf_counter() - start_wall, 4),
                            "send_cpu_s": round(time.process_time() - start_cpu, 4),
                            "concurrency": settings.concurrency}
         return _finish(out, state, settings, made, asked, eval_options, tally)
+
+
+def _check_reachable(settings: RunSettings, key: str | None) -> None:
+    """Refuse in one line when no connection to the server opens (a typo in --base-url, a server not
+    started), after :data:`REACH_WAITS`; once a run is under way, connection errors are retried."""
+    client = ChatClient(settings.base_url, key, min(settings.request_timeout, 30.0))
+    for wait in (*REACH_WAITS, None):
+        why = client.reachable()
+        if why is None:
+            return
+        if wait is not None:
+            time.sleep(wait)
+    raise EvalError(f"cannot reach {clean(client.base_url)}: {clean(why)}; is the server running, and is "
+                    "--base-url its OpenAI-compatible root (e.g. http://localhost:8000/v1)?")
 
 
 def _plan(settings: RunSettings, asked: list[dict], done: set, made) -> dict:
