@@ -64,10 +64,12 @@ BUSY = 0.5
 
 
 def _as_in_a_terminal() -> None:
-    """Give the child Ctrl-C as a shell's foreground job has it: whatever this test process
-    inherited or was left with (an ignored or blocked SIGINT), the build must see it delivered."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    """Give the child Ctrl-C and a hang-up as a shell's foreground job has them: whatever this test
+    process inherited or was left with (an ignored or blocked SIGINT; SIGHUP ignored under ``nohup``,
+    which cogen keeps ignoring on purpose), the build must see them delivered."""
+    for number in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGHUP})
 
 
 def sigint_ignored_or_blocked(pid: int) -> bool:

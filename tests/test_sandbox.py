@@ -319,10 +319,11 @@ SITES_PROBE = textwrap.dedent('''
     def f(s):
         real = {real!r}
         seen = [not any(os.path.exists(p) for p in real), all(p.startswith("/cogen-sites/") for p in sys.path[-len(real):])]
+        system = ("/", "/usr", "/usr/lib", "/usr/local", "/usr/local/lib", os.environ["TMPDIR"])  # TMPDIR: the scratch
         for path in real:                                        # nothing above a bound folder shows either
-            while path not in ("/", "/usr", "/usr/lib", "/usr/local", "/usr/local/lib"):
+            while path not in system:
                 path = os.path.dirname(path)
-                seen.append(path in ("/", "/usr", "/usr/lib", "/usr/local", "/usr/local/lib") or not os.path.exists(path))
+                seen.append(path in system or not os.path.exists(path))
         import numpy                                             # and the packages still import
         seen.append(numpy.__file__.startswith("/cogen-sites/"))
         cells = "".join("*" if ok else "." for ok in seen).ljust(16, ".")[:16]

@@ -64,12 +64,17 @@ def test_build_help_lists_every_packaged_spec():
     ["prompts", "export", "--out", "{prompts}"],
 ])
 def test_queries_is_refused_on_cogitao_configs(small_build, tmp_path, command):
+    """A valid --queries (a Compositional-ARC option) on a COGITAO config is refused naming both families; a
+    value no family takes is refused before any data is read (a usage error, exit 2)."""
     preds = tmp_path / "p.jsonl"
     assert runner.invoke(app, ["eval", "baseline", "--data", str(small_build), "--config", "C1-1", "--split", "test",
                                "--out", str(preds)]).exit_code == 0
     args = [a.format(preds=preds, prompts=tmp_path / "q.jsonl") for a in command]
     result = runner.invoke(app, [*args, "--data", str(small_build), "--config", "C1-1", "--split", "test",
-                                 "--queries", "bogus"])
+                                 "--queries", "first"])
     assert result.exit_code == 1
     assert "queries" in str(result.exception) and "COGITAO" in str(result.exception)
     assert "Compositional-ARC" in str(result.exception) or "prompts" in str(result.exception)
+    bogus = runner.invoke(app, [*args, "--data", str(small_build), "--config", "C1-1", "--split", "test",
+                                "--queries", "bogus"])
+    assert bogus.exit_code == 2 and "--queries must be one of" in bogus.output and "bogus" in bogus.output
