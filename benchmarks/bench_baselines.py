@@ -15,8 +15,9 @@ card, the estimated full run on this device, and the GPU arithmetic (labelled as
 On a CPU every measurement is reduced, as preflight says; its times are CPU seconds of one thread,
 and each report says the load average it saw.
 
-``--smoke`` runs the same path in seconds: tiny builds (C1-1 at scale 0.002, the 3-shot episodes
-at 0.001), every model at the small size with small batches, eager, one timed update.
+``--smoke`` runs the same path in seconds: tiny builds (one CompGen experiment of 5x6 grids, 48 training
+rows; the 3-shot episodes at scale 0.001), every model at the small size with small batches, eager, one
+timed update.
 """
 
 from __future__ import annotations
@@ -28,8 +29,21 @@ from pathlib import Path
 
 GRID_CONFIG, EPISODE_CONFIG = "C1-1", "carc-systematicity-1860"
 #: The smoke's configs, the scale of their builds, and its batches (samples per update; MLC episodes).
-SMOKE = {"grid_config": "C1-1", "episode_config": "carc-3shot-1860", "scale": {"c1": 0.002, "carc": 0.001},
+SMOKE = {"grid_config": "S-1", "episode_config": "carc-3shot-1860", "scale": {"s-1": 1.0, "carc": 0.001},
          "batch": {"grids": 8, "episodes": 4}}
+#: The smoke's grids: a CompGen experiment of 5x6 grids with task codes (48 training rows), built in a second.
+SMOKE_SPEC = """\
+setting: S
+seed: 5
+defaults:
+  grid: {height: [5, 6], width: [5, 6]}
+  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
+  sizes: {train: 48, validation: 4, test: 4, validation_ood: 4, test_ood: 4}
+experiments:
+  S-1:
+    in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal], [translate_up, mirror_horizontal]]}
+    out_of_domain: {sequences: [[translate_up, rot90], [rot90, translate_up]]}
+"""
 
 
 def _data(folder: str | None, config: str, spec: str, scratch: Path, scale: float = 1.0) -> str:
@@ -40,6 +54,9 @@ def _data(folder: str | None, config: str, spec: str, scratch: Path, scale: floa
     from cogen.pipeline import build
 
     out = scratch / config
+    if spec == "s-1":  # the smoke's own spec
+        (scratch / "smoke.yaml").write_text(SMOKE_SPEC, encoding="utf-8")
+        spec = scratch / "smoke.yaml"
     build(spec, out, workers=2, scale=scale, only=[config])
     return str(out)
 
@@ -92,7 +109,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for name in args.models.split(","):
             episodes = "input" not in MODELS[name].workload().COLUMNS     # MLC reads episodes, not grid pairs
-            spec = "carc" if episodes else args.grid_config.split("-")[0].lower()
+            spec = "carc" if episodes else "s-1" if args.smoke else args.grid_config.split("-")[0].lower()
             scale = SMOKE["scale"][spec] if args.smoke else 1.0
             data = _data(args.episodes, args.episode_config, spec, Path(scratch), scale) if episodes else \
                 _data(args.grids, args.grid_config, spec, Path(scratch), scale)

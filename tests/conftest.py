@@ -191,3 +191,28 @@ def small_build(shared_build):
     """
     return shared_build.folder(("c1", {"scale": 0.002, "only": ["C1-1", "C1-2"]}),
                                ("g2", {"scale": 0.002, "only": ["G2-1"]}))
+
+
+# --- The object bank rebuilt once ---------------------------------------------------------------
+_REBUILT_BANKS: dict[tuple, object] = {}
+
+
+@pytest.fixture(scope="module")
+def bank_rebuilt_once():
+    """``cogen.bank.build.build_bank`` made once per session and seed (it is a pure function of the code, and
+    ``tests/test_bank_build.py`` checks it is deterministic): for modules that run ``verify --regenerate``,
+    whose object-bank check rebuilds the bank on every call (half a second each). The comparison with the
+    installed bank (:func:`cogen.bank.check_rebuilt`) still runs every time."""
+    from cogen.bank import build as bank_build
+
+    real = bank_build.build_bank
+
+    def once(*args, **kwargs):
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in _REBUILT_BANKS:
+            _REBUILT_BANKS[key] = real(*args, **kwargs)
+        return _REBUILT_BANKS[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bank_build, "build_bank", once)
+        yield

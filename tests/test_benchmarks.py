@@ -15,14 +15,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(path.name for path in (ROOT / "benchmarks").glob("*.py"))
+#: Scripts whose ``--smoke`` a test of their own runs, with stricter checks than the exit status and output
+#: asked for here (running them twice would only cost time): script -> that test file.
+SMOKED_ELSEWHERE = {"gpu_check.py": "test_baselines_gpu_check.py"}
 
 
 def test_the_benchmarks_are_found():
     assert {"bench_build.py", "bench_startup.py", "bench_stream.py", "build_digests.py"} <= set(SCRIPTS)
 
 
+def test_a_script_smoked_elsewhere_is_smoked_there():
+    """The scripts left out below: their own test file runs ``benchmarks/<script> --smoke`` and checks its exit status."""
+    for script, test_file in SMOKED_ELSEWHERE.items():
+        assert script in SCRIPTS
+        text = (ROOT / "tests" / test_file).read_text(encoding="utf-8")
+        assert f'"benchmarks" / "{script}"' in text and '"--smoke"' in text and "returncode == 0" in text, test_file
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", [script for script in SCRIPTS if script not in SMOKED_ELSEWHERE])
 def test_every_benchmark_runs_in_its_smoke_mode(script, tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(tmp_path)}
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--smoke"], cwd=ROOT, env=env,

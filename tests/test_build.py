@@ -12,6 +12,9 @@ from cogen.pipeline import build
 from cogen.pipeline.verify import failed, verify
 from cogen.specs import packaged_specs
 
+#: The scale of the small build of every packaged spec, shared by the session (test_card_snippets, test_hub_merge).
+PACKAGED_SCALE = 0.002
+
 TINY = """\
 setting: T
 seed: 3
@@ -213,17 +216,18 @@ def test_a_hopeless_spec_fails_fast_with_rejection_counts(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(packaged_specs()))
-def test_every_packaged_spec_builds_small_and_verifies(name, tmp_path):
-    """Paper-text and as-run specs alike; where a spec rejects degenerate samples, no row is a no-op."""
+def test_every_packaged_spec_builds_small_and_verifies(name, shared_build):
+    """Paper-text and as-run specs alike; where a spec rejects degenerate samples, no row is a no-op. (The
+    builds are the session's: test_card_snippets and test_hub_merge read the same ones.)"""
     import json
 
     import pyarrow.parquet as pq
 
-    report = build(name, tmp_path / name, scale=0.002, workers=1)
-    assert report.configs
-    checks = verify(tmp_path / name, shards_per_config=1)
+    folder = shared_build(name, scale=PACKAGED_SCALE)
+    assert list((folder / "manifests").glob("*.json"))
+    checks = verify(folder, shards_per_config=1)
     assert not failed(checks), failed(checks)
-    for manifest_path in (tmp_path / name / "manifests").glob("*.json"):
+    for manifest_path in (folder / "manifests").glob("*.json"):
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("family") != "cogitao":
             continue
@@ -233,7 +237,7 @@ def test_every_packaged_spec_builds_small_and_verifies(name, tmp_path):
                 continue
             assert "noops" in info["stats"]
             for file in info["files"]:
-                table = pq.read_table(tmp_path / name / file, columns=["input", "output"])
+                table = pq.read_table(folder / file, columns=["input", "output"])
                 assert table.column("input").to_pylist() != [] and not any(
                     a == b for a, b in zip(table.column("input").to_pylist(), table.column("output").to_pylist(),
                                            strict=True)), (manifest["config"], split)

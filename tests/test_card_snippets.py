@@ -94,17 +94,13 @@ def test_a_runner_that_misses_a_wrong_snippet_would_be_useless(tiny_builds, tmp_
 
 
 @pytest.fixture(scope="module")
-def packaged_builds(tmp_path_factory) -> dict[str, Path]:
-    """Every packaged spec built small (scale 0.001), each into a folder of its own."""
-    from cogen.pipeline import build
+def packaged_builds(shared_build) -> dict[str, Path]:
+    """Every packaged spec built small (test_build's scale), each into a folder of its own (the session's builds)."""
+    from test_build import PACKAGED_SCALE
+
     from cogen.specs import packaged_specs
 
-    root = tmp_path_factory.mktemp("packaged")
-    folders = {}
-    for name in sorted(packaged_specs()):
-        folders[name] = root / name.replace("/", "_")
-        build(name, folders[name], scale=0.001, workers=1)
-    return folders
+    return {name: shared_build(name, scale=PACKAGED_SCALE) for name in sorted(packaged_specs())}
 
 
 @pytest.mark.slow

@@ -28,12 +28,12 @@ def header(folder: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def study_builds(tmp_path_factory) -> list[Path]:
-    """Every packaged spec (every study of both families), built tiny, each into its own folder."""
-    root = tmp_path_factory.mktemp("studies")
-    for name in sorted(packaged_specs()):
-        build(name, root / name, scale=0.001, workers=1)
-    return [root / name for name in sorted(packaged_specs())]
+def study_builds(shared_build) -> list[Path]:
+    """Every packaged spec (every study of every family), built small (test_build's scale), each into its own
+    folder (the session's builds, read-only)."""
+    from test_build import PACKAGED_SCALE
+
+    return [shared_build(name, scale=PACKAGED_SCALE) for name in sorted(packaged_specs())]
 
 
 @pytest.mark.slow

@@ -214,5 +214,5 @@ def test_a_killed_worker_ends_the_build_with_one_line_and_the_rerun_gives_the_sa
                             "2", "--out", str(out), "--no-progress"], capture_output=True, text=True, env=ENV,
                            timeout=600)
     assert again.returncode == 0, again.stderr
-    build("c1", tmp_path / "clean", scale=float(SCALE), workers=1)
+    build("c1", tmp_path / "clean", scale=float(SCALE), workers=2)  # a clean run of the same command
     assert digests(out) == digests(tmp_path / "clean")

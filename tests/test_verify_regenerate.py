@@ -24,7 +24,8 @@ from cogen.pipeline import build
 from cogen.pipeline.parquet import read_stamp, write_parquet
 from cogen.pipeline.verify import failed, verify
 
-pytestmark = pytest.mark.slow
+#: ``--regenerate``'s object-bank check compares the installed bank with one bank rebuild, made once here.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("bank_rebuilt_once")]
 
 #: test_build's tiny spec, its first experiment alone, with splits large enough to shuffle and cut.
 TINY = BUILD_TINY[:BUILD_TINY.index("  T-2:")].replace("train: 120, validation: 20, test: 20", "train: 60, validation: 12, "

@@ -46,6 +46,8 @@ SPLITS = ("train", "validation", "test", "validation_ood", "test_ood")
 EVERY_LEVEL, REGENERATE_ONLY, TRUTHFUL = (True, True, True), (False, False, True), (False, False, False)
 LEVELS = ("default", "full", "regenerate")
 OPTIONS = {"scale": 0.02, "workers": 1, "only": [CONFIG]}
+#: ``--regenerate``'s object-bank check compares the installed bank with one bank rebuild, made once here.
+pytestmark = pytest.mark.usefixtures("bank_rebuilt_once")
 
 #: The review's modified c3.yaml: C3-1 trains on the held-out triple [translate_up]*3.
 HELD_OUT_TRIPLE = "        - [translate_up, translate_up, translate_up]\n"
