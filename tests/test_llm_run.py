@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import Fault, serve, stand_in
+from terminal import as_in_a_terminal
 from test_failures import run_cli
 
 from cogen.errors import EvalError
@@ -292,7 +293,7 @@ def _start(data, url, out, *extra) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "cogen", "prompts", "run", "-d", str(data), "-c", "V-1",
                              "--base-url", url, "-m", "stand-in", "-o", str(out), "--concurrency", "2",
                              "--no-progress", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=as_in_a_terminal)
 
 
 def _wait_for_replies(path: Path, count: int, process: subprocess.Popen) -> None:

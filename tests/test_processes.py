@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from terminal import as_in_a_terminal
 
 # Every test here runs cogen in a subprocess and kills it (slow); they read /proc (Linux only).
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
@@ -63,15 +64,6 @@ SCALE = "2"
 BUSY = 0.5
 
 
-def _as_in_a_terminal() -> None:
-    """Give the child Ctrl-C and a hang-up as a shell's foreground job has them: whatever this test
-    process inherited or was left with (an ignored or blocked SIGINT; SIGHUP ignored under ``nohup``,
-    which cogen keeps ignoring on purpose), the build must see them delivered."""
-    for number in (signal.SIGINT, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGHUP})
-
-
 def sigint_ignored_or_blocked(pid: int) -> bool:
     """Whether ``pid`` ignores or blocks SIGINT (``/proc/<pid>/status``)."""
     fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
@@ -83,7 +75,7 @@ def start_build(out: Path, *extra: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "cogen", "build", "--config", "c1", "--scale", SCALE, "--workers", "2",
                "--out", str(out), "--no-progress", *extra]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
-                            start_new_session=True, preexec_fn=_as_in_a_terminal)
+                            start_new_session=True, preexec_fn=as_in_a_terminal)
 
 
 def wait_for_workers(driver: subprocess.Popen, count: int = 2, timeout: float = 120) -> set[int]:

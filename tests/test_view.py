@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from terminal import as_in_a_terminal
 from view_helpers import CONFIG, build_tiny, mixed_predictions, stored_rows, wrong_ids
 
 from cogen.errors import DataError
@@ -342,7 +343,7 @@ def test_programs_show_the_16_pairs_the_cell_groups_and_scored_programs(tiny_pro
 
 def _start(*args: str) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([sys.executable, "-m", "cogen", "view", *args, "--no-browser"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_in_a_terminal)
     line = process.stdout.readline()
     match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
     assert match, (line, process.stderr.read() if process.poll() is not None else "")

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from terminal import as_in_a_terminal
 from view_helpers import CONFIG, build_tiny, mixed_predictions, stored_rows, wrong_ids
 
 from cogen.palette import ARC_RGB
@@ -70,7 +71,7 @@ def _browser_or_skip():
 def _server(*args: str):
     """``cogen view`` started with ``args``; yields its URL, and stops it with Ctrl-C."""
     process = subprocess.Popen([sys.executable, "-m", "cogen", "view", *args, "--no-browser"], stdout=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=as_in_a_terminal)
     try:
         yield re.search(r"http://127\.0\.0\.1:\d+/", process.stdout.readline()).group(0)
     finally:
