@@ -27,23 +27,13 @@ import json
 import tempfile
 from pathlib import Path
 
+from gpu_check import SMOKE_BATCH, SMOKE_SPEC  # beside this script
+
 GRID_CONFIG, EPISODE_CONFIG = "C1-1", "carc-systematicity-1860"
-#: The smoke's configs, the scale of their builds, and its batches (samples per update; MLC episodes).
+#: The smoke's configs and the scale of their builds; its grids' spec and its batches (samples per update; MLC
+#: episodes) are gpu_check.py's smoke's, one definition for both scripts.
 SMOKE = {"grid_config": "S-1", "episode_config": "carc-3shot-1860", "scale": {"s-1": 1.0, "carc": 0.001},
-         "batch": {"grids": 8, "episodes": 4}}
-#: The smoke's grids: a CompGen experiment of 5x6 grids with task codes (48 training rows), built in a second.
-SMOKE_SPEC = """\
-setting: S
-seed: 5
-defaults:
-  grid: {height: [5, 6], width: [5, 6]}
-  objects: {count: [1, 2], where: {is_shape_fully_connected: true, rows: [1, 3], cols: [1, 3]}}
-  sizes: {train: 48, validation: 4, test: 4, validation_ood: 4, test_ood: 4}
-experiments:
-  S-1:
-    in_domain: {sequences: [[translate_up], [rot90], [mirror_horizontal], [translate_up, mirror_horizontal]]}
-    out_of_domain: {sequences: [[translate_up, rot90], [rot90, translate_up]]}
-"""
+         "batch": SMOKE_BATCH}
 
 
 def _data(folder: str | None, config: str, spec: str, scratch: Path, scale: float = 1.0) -> str:
